@@ -1,0 +1,15 @@
+#pragma once
+// The subcommands owned by engine/: inspect, synth (and later run, serve, tokenize, ...).
+#include "engine/cli/subcommands.h"
+
+namespace infertune {
+
+void add_inspect_command(Subcommands& commands);
+void add_synth_command(Subcommands& commands);
+
+inline void register_engine_commands(Subcommands& commands) {
+  add_inspect_command(commands);
+  add_synth_command(commands);
+}
+
+}  // namespace infertune

@@ -1,0 +1,20 @@
+#pragma once
+// What the CUDA backend sees: whether it was compiled in, and the GPUs the driver reports.
+#include <string>
+#include <vector>
+
+namespace infertune {
+
+struct CudaDevice {
+  int index = 0;
+  std::string name;
+  int compute_major = 0;
+  int compute_minor = 0;
+  size_t memory_bytes = 0;
+};
+
+bool cuda_compiled();
+// GPUs visible to the CUDA runtime; empty without a driver or GPU (never an error at start-up).
+std::vector<CudaDevice> cuda_devices();
+
+}  // namespace infertune

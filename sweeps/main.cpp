@@ -1,0 +1,31 @@
+// The `infertune` binary: every area registers its subcommands here; the chosen one runs.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "engine/engine_commands.h"
+#include "sweeps/version_info.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"infertune: a local LLM inference engine (GGUF) and the harness that tunes it", "infertune"};
+  app.require_subcommand(0, 1);
+  bool show_version = false;
+  app.add_flag("--version", show_version, "Print version, git commit, compiled backends and CPU features");
+
+  infertune::Subcommands commands(app);
+  infertune::register_engine_commands(commands);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (show_version) {
+    fmt::print("{}", infertune::version_report());
+    return 0;
+  }
+  if (!commands.chosen()) {
+    fmt::print("{}", app.help());
+    return 2;
+  }
+  return commands.chosen()();
+}
