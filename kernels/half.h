@@ -18,7 +18,11 @@ inline float f16_to_f32(f16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h.bits & 0x8000u) << 16;
   uint32_t exponent = (h.bits >> 10) & 0x1fu;
   uint32_t mantissa = h.bits & 0x3ffu;
-  if (exponent == 0x1f) return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));  // inf / NaN
+  if (exponent == 0x1f) {
+    // inf, or NaN with its payload; a NaN comes out quiet, as from F16C and ggml's scalar conversion.
+    const uint32_t quiet = mantissa != 0 ? 0x00400000u : 0u;
+    return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13) | quiet);
+  }
   if (exponent == 0) {
     if (mantissa == 0) return std::bit_cast<float>(sign);  // +-0
     // Subnormal half: normalize into a float exponent.

@@ -48,8 +48,8 @@ struct BlockQ5K {
 
 // 16 sub-blocks of 16 values: value = d * scales[j] * (q - 32), q in [0, 63].
 struct BlockQ6K {
-  uint8_t ql[128];   // low 4 bits
-  uint8_t qh[64];    // high 2 bits, 4 per byte
+  uint8_t ql[128];  // low 4 bits
+  uint8_t qh[64];   // high 2 bits, 4 per byte
   int8_t scales[16];
   f16_t d;
 };

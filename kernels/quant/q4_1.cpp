@@ -1,9 +1,40 @@
-// PLACEHOLDER: to be replaced by the real codec.
+// Q4_1: 32 values per block, value = q * d + m with a 4-bit code q, an f16 step d and an f16 offset m.
+// The encoder is ggml's quantize_row_q4_1_ref: m is the block minimum and d spreads [min, max] over the
+// 16 codes; values round to the nearest code.
+#include "kernels/quant/blocks_basic.h"
 #include "kernels/quant/codecs.h"
+#include "kernels/quant/encode_basic.h"
 
 namespace infertune::codecs {
 
-void quantize_q4_1(const float*, void*, int64_t) {}
-void dequantize_q4_1(const void*, float*, int64_t) {}
+using namespace basic_quant;
+
+void quantize_q4_1(const float* src, void* dst, int64_t n) {
+  for (int64_t b = 0; b < n / kBlock; ++b) {
+    const float* x = src + b * kBlock;
+    const ValueRange range = value_range(x, kBlock);
+    const float d = (range.max - range.min) / 15;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    uint8_t codes[kBlock];
+    for (int j = 0; j < kBlock; ++j) {
+      codes[j] = static_cast<uint8_t>(truncate_to_code((x[j] - range.min) * id + 0.5f, 15));
+    }
+    BlockQ4_1 block;
+    block.d = to_half_scale(d);
+    block.m = to_half_scale(range.min);
+    pack_nibbles(codes, block.qs);
+    store_block(dst, b, block);
+  }
+}
+
+void dequantize_q4_1(const void* src, float* dst, int64_t n) {
+  for (int64_t b = 0; b < n / kBlock; ++b) {
+    const auto block = load_block<BlockQ4_1>(src, b);
+    const float d = f16_to_f32(block.d);
+    const float m = f16_to_f32(block.m);
+    // q * d is exact (an f16 times a 4-bit code), so a fused multiply-add gives the same bits.
+    for (int j = 0; j < kBlock; ++j) dst[b * kBlock + j] = static_cast<float>(nibble(block.qs, j)) * d + m;
+  }
+}
 
 }  // namespace infertune::codecs

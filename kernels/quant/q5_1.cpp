@@ -1,9 +1,42 @@
-// PLACEHOLDER: to be replaced by the real codec.
+// Q5_1: 32 values per block, value = q * d + m with a 5-bit code q, an f16 step d and an f16 offset m.
+// The encoder is ggml's quantize_row_q5_1_ref: as Q4_1 over 32 codes.
+#include "kernels/quant/blocks_basic.h"
 #include "kernels/quant/codecs.h"
+#include "kernels/quant/encode_basic.h"
 
 namespace infertune::codecs {
 
-void quantize_q5_1(const float*, void*, int64_t) {}
-void dequantize_q5_1(const void*, float*, int64_t) {}
+using namespace basic_quant;
+
+void quantize_q5_1(const float* src, void* dst, int64_t n) {
+  for (int64_t b = 0; b < n / kBlock; ++b) {
+    const float* x = src + b * kBlock;
+    const ValueRange range = value_range(x, kBlock);
+    const float d = (range.max - range.min) / 31;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    uint8_t codes[kBlock];
+    for (int j = 0; j < kBlock; ++j) {
+      codes[j] = static_cast<uint8_t>(truncate_to_code((x[j] - range.min) * id + 0.5f, 31));
+    }
+    BlockQ5_1 block;
+    block.d = to_half_scale(d);
+    block.m = to_half_scale(range.min);
+    pack_5bit_codes(codes, block.qs, block.qh);
+    store_block(dst, b, block);
+  }
+}
+
+void dequantize_q5_1(const void* src, float* dst, int64_t n) {
+  for (int64_t b = 0; b < n / kBlock; ++b) {
+    const auto block = load_block<BlockQ5_1>(src, b);
+    const float d = f16_to_f32(block.d);
+    const float m = f16_to_f32(block.m);
+    const uint32_t high = read_high_bits(block.qh);
+    for (int j = 0; j < kBlock; ++j) {
+      const int q = nibble(block.qs, j) | static_cast<int>(((high >> j) & 1u) << 4);
+      dst[b * kBlock + j] = static_cast<float>(q) * d + m;  // q * d is exact: fusing it changes nothing
+    }
+  }
+}
 
 }  // namespace infertune::codecs
