@@ -1,0 +1,58 @@
+#pragma once
+// The tensors each supported architecture stores, with the shapes a ModelConfig implies. One table per
+// architecture (data, in arch_tensors.cpp), shared by the loader's validation and the synthesizer, so
+// that what we write is exactly what we accept.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/model/model_config.h"
+
+namespace infertune {
+
+enum class TensorRole {
+  TokenEmbedding,  // token_embd.weight   [n_embd, n_vocab]
+  RopeFreqs,       // rope_freqs.weight   [n_rot / 2]
+  OutputNorm,      // output_norm.weight  [n_embd]
+  Output,          // output.weight       [n_embd, n_vocab] (absent when tied)
+  AttnNorm,        // blk.N.attn_norm.weight   [n_embd]
+  AttnQ,           // blk.N.attn_q.weight      [n_embd, n_head * head_dim]
+  AttnK,           // blk.N.attn_k.weight      [n_embd, n_head_kv * head_dim]
+  AttnV,           // blk.N.attn_v.weight      [n_embd, n_head_kv * head_dim_v]
+  AttnQBias,       // blk.N.attn_q.bias        [n_head * head_dim]      (qwen2)
+  AttnKBias,       // blk.N.attn_k.bias        [n_head_kv * head_dim]   (qwen2)
+  AttnVBias,       // blk.N.attn_v.bias        [n_head_kv * head_dim_v] (qwen2)
+  AttnOutput,      // blk.N.attn_output.weight [n_head * head_dim_v, n_embd]
+  FfnNorm,         // blk.N.ffn_norm.weight    [n_embd]
+  FfnGate,         // blk.N.ffn_gate.weight    [n_embd, n_ff]
+  FfnUp,           // blk.N.ffn_up.weight      [n_embd, n_ff]
+  FfnDown,         // blk.N.ffn_down.weight    [n_ff, n_embd]
+};
+
+std::string_view tensor_role_name(TensorRole role);  // "attn_q", "token_embd", ...
+bool is_norm_role(TensorRole role);                  // RMSNorm gains
+bool is_bias_role(TensorRole role);
+
+struct TensorSpec {
+  std::string name;  // "blk.3.attn_q.weight"
+  TensorRole role = TensorRole::TokenEmbedding;
+  int layer = -1;                  // block index, -1 outside the blocks
+  std::vector<uint64_t> dims;      // ggml order: dims[0] is the row length (input features)
+  std::string_view shape_meaning;  // "[n_embd, n_head_kv * head_dim]", for error messages
+  bool operator==(const TensorSpec&) const = default;
+};
+
+// The tensors a model of this configuration has, in the order llama.cpp's converter writes them:
+// token_embd, then each block, then output_norm and output (output.weight only when !tied_output,
+// rope_freqs.weight only when has_rope_freqs).
+std::vector<TensorSpec> expected_tensors(const ModelConfig& config);
+
+// The block index of a "blk.N.*" name, nullopt for names outside the blocks (or a malformed N).
+std::optional<uint32_t> tensor_layer_index(std::string_view name);
+
+// "[256, 512]" for error messages.
+std::string format_dims(const std::vector<uint64_t>& dims);
+
+}  // namespace infertune

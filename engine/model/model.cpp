@@ -1,0 +1,226 @@
+#include "engine/model/model.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <new>
+
+#include "engine/model/arch_tensors.h"
+#include "kernels/matmul/matmul_registry.h"
+#include "kernels/quant.h"
+
+namespace infertune {
+namespace {
+
+// Reads a whole file into memory (--no-mmap).
+Result<std::vector<std::byte>> read_whole_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail("{}: cannot open: {}", path, std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return fail("{}: not a regular file", path);
+  }
+  std::vector<std::byte> bytes;
+  try {
+    bytes.resize(static_cast<size_t>(st.st_size));
+  } catch (const std::bad_alloc&) {
+    ::close(fd);
+    return fail("{}: cannot allocate {} bytes to read the file (try without --no-mmap)", path, st.st_size);
+  }
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const std::string why = n < 0 ? std::strerror(errno) : "unexpected end of file";
+      ::close(fd);
+      return fail("{}: read failed at byte {}: {}", path, done, why);
+    }
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return bytes;
+}
+
+Result<WeightMatrix> bind_matrix(const GgufFile& file, const TensorSpec& spec) {
+  const GgufTensorInfo* info = file.find_tensor(spec.name);
+  if (!info) return fail("missing tensor '{}'", spec.name);  // read_model_config has checked; defensive
+  WeightMatrix m{info->name, info->type, info->dims[0], info->dims.size() > 1 ? info->dims[1] : 1,
+                 file.tensor_data(*info)};
+  if (m.data.size() != info->n_bytes) return fail("tensor '{}': data lies outside the file", spec.name);
+  return m;
+}
+
+// A 1-D tensor (norm gain, bias, rope factors) decoded to floats, whatever its stored type.
+Result<std::vector<float>> bind_vector(const GgufFile& file, const TensorSpec& spec) {
+  auto matrix = bind_matrix(file, spec);
+  if (!matrix) return matrix.error();
+  std::vector<float> values(matrix->n_cols * matrix->n_rows);
+  if (Status s = dequantize_row(matrix->type, matrix->data, values); !s) {
+    return fail("tensor '{}': {}", spec.name, s.error().message);
+  }
+  return values;
+}
+
+// The weight a matmul reads must have a kernel; say which tensor lacks one at load, not mid-decode.
+Status check_matmul_type(const WeightMatrix& m) {
+  auto kernel = matmul_registry().find(m.type);
+  if (!kernel) return fail("tensor '{}' ({}): {}", m.name, ggml_type_name(m.type), kernel.error().message);
+  return {};
+}
+
+WeightMatrix* matrix_slot(ModelWeights& w, const TensorSpec& spec) {
+  if (spec.layer < 0) {
+    switch (spec.role) {
+      case TensorRole::TokenEmbedding:
+        return &w.token_embd;
+      case TensorRole::Output:
+        return &w.output;
+      default:
+        return nullptr;
+    }
+  }
+  LayerWeights& l = w.layers[static_cast<size_t>(spec.layer)];
+  switch (spec.role) {
+    case TensorRole::AttnQ:
+      return &l.attn_q;
+    case TensorRole::AttnK:
+      return &l.attn_k;
+    case TensorRole::AttnV:
+      return &l.attn_v;
+    case TensorRole::AttnOutput:
+      return &l.attn_output;
+    case TensorRole::FfnGate:
+      return &l.ffn_gate;
+    case TensorRole::FfnUp:
+      return &l.ffn_up;
+    case TensorRole::FfnDown:
+      return &l.ffn_down;
+    default:
+      return nullptr;
+  }
+}
+
+std::vector<float>* vector_slot(ModelWeights& w, const TensorSpec& spec) {
+  if (spec.layer < 0) {
+    switch (spec.role) {
+      case TensorRole::OutputNorm:
+        return &w.output_norm;
+      case TensorRole::RopeFreqs:
+        return &w.rope_freqs;
+      default:
+        return nullptr;
+    }
+  }
+  LayerWeights& l = w.layers[static_cast<size_t>(spec.layer)];
+  switch (spec.role) {
+    case TensorRole::AttnNorm:
+      return &l.attn_norm;
+    case TensorRole::FfnNorm:
+      return &l.ffn_norm;
+    case TensorRole::AttnQBias:
+      return &l.attn_q_bias;
+    case TensorRole::AttnKBias:
+      return &l.attn_k_bias;
+    case TensorRole::AttnVBias:
+      return &l.attn_v_bias;
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace
+
+Result<Model> Model::load(const std::string& path, const ModelLoadOptions& options) {
+  Model model;
+  if (options.use_mmap) {
+    auto file = GgufFile::open(path);
+    if (!file) return file.error();
+    model.file_ = std::move(*file);
+    model.mapped_ = true;
+  } else {
+    auto bytes = read_whole_file(path);
+    if (!bytes) return bytes.error();
+    model.owned_bytes_ = std::move(*bytes);
+    auto file = GgufFile::parse(model.owned_bytes_, path);
+    if (!file) return file.error();
+    model.file_ = std::move(*file);
+  }
+  return finish(std::move(model), options.mlock);
+}
+
+Result<Model> Model::from_bytes(std::vector<std::byte> bytes, std::string source_name) {
+  Model model;
+  model.owned_bytes_ = std::move(bytes);
+  auto file = GgufFile::parse(model.owned_bytes_, std::move(source_name));
+  if (!file) return file.error();
+  model.file_ = std::move(*file);
+  return finish(std::move(model), false);
+}
+
+Result<Model> Model::finish(Model model, bool mlock) {
+  auto config = read_model_config(model.file_);
+  if (!config) return config.error();
+  model.config_ = std::move(*config);
+  if (Status s = model.bind_weights(); !s) return fail("{}: {}", model.file_.source_name(), s.error().message);
+  for (const GgufTensorInfo& t : model.file_.tensors()) model.tensor_bytes_ += t.n_bytes;
+  if (mlock) model.lock_memory();
+  return model;
+}
+
+Status Model::bind_weights() {
+  weights_ = ModelWeights{};
+  weights_.layers.resize(config_.n_layers);
+  for (const TensorSpec& spec : expected_tensors(config_)) {
+    if (WeightMatrix* slot = matrix_slot(weights_, spec)) {
+      auto m = bind_matrix(file_, spec);
+      if (!m) return m.error();
+      *slot = std::move(*m);
+      // token_embd is read row by row through the codecs unless it is also the output projection.
+      if (spec.role != TensorRole::TokenEmbedding) {
+        if (Status s = check_matmul_type(*slot); !s) return s;
+      } else if (!has_reference_codec(slot->type)) {
+        return fail("tensor '{}': type {} cannot be decoded", spec.name, ggml_type_name(slot->type));
+      }
+    } else if (std::vector<float>* values = vector_slot(weights_, spec)) {
+      auto v = bind_vector(file_, spec);
+      if (!v) return v.error();
+      *values = std::move(*v);
+    }
+  }
+  if (config_.tied_output) {
+    weights_.output = weights_.token_embd;
+    if (Status s = check_matmul_type(weights_.output); !s) return s;
+  }
+  return {};
+}
+
+void Model::lock_memory() {
+  const std::byte* begin = nullptr;
+  const std::byte* end = nullptr;
+  for (const GgufTensorInfo& t : file_.tensors()) {
+    const auto data = file_.tensor_data(t);
+    if (data.empty()) continue;
+    begin = begin ? std::min(begin, data.data()) : data.data();
+    end = end ? std::max(end, data.data() + data.size()) : data.data() + data.size();
+  }
+  if (!begin) return;
+  // mlock works on whole pages; round the start down to one.
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t start = reinterpret_cast<uintptr_t>(begin) & ~(page - 1);
+  const size_t length = static_cast<size_t>(reinterpret_cast<uintptr_t>(end) - start);
+  if (::mlock(reinterpret_cast<const void*>(start), length) == 0) {
+    locked_ = true;
+    return;
+  }
+  warnings_.push_back(fmt::format("mlock of {:.1f} MiB failed: {} (raise `ulimit -l`; continuing unlocked)",
+                                  length / 1048576.0, std::strerror(errno)));
+}
+
+}  // namespace infertune

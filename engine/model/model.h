@@ -1,0 +1,93 @@
+#pragma once
+// A loaded model: the GGUF file, its validated hyper-parameters, and a view of every weight. Weight
+// matrices stay in the file's bytes (memory-mapped by default: no copy; --no-mmap reads the file into
+// one owned buffer instead); the small 1-D tensors (norm gains, biases, rope factors) are decoded to
+// floats once. Immutable after load, so any number of contexts may share one Model.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/gguf/gguf_file.h"
+#include "engine/model/model_config.h"
+#include "kernels/ggml_type.h"
+#include "kernels/result.h"
+
+namespace infertune {
+
+// A 2-D weight in its GGUF layout: n_rows rows of n_cols values of `type` (ggml dims [n_cols, n_rows]).
+struct WeightMatrix {
+  std::string name;  // "blk.0.attn_q.weight"
+  GgmlType type = GgmlType::F32;
+  uint64_t n_cols = 0;
+  uint64_t n_rows = 0;
+  std::span<const std::byte> data;  // [n_rows][row bytes], inside the model's file bytes
+};
+
+struct LayerWeights {
+  std::vector<float> attn_norm;                          // [n_embd]
+  WeightMatrix attn_q;                                   // [n_head * head_dim][n_embd]
+  WeightMatrix attn_k;                                   // [n_head_kv * head_dim][n_embd]
+  WeightMatrix attn_v;                                   // [n_head_kv * head_dim_v][n_embd]
+  std::vector<float> attn_q_bias;                        // [n_head * head_dim], empty when absent
+  std::vector<float> attn_k_bias;                        // [n_head_kv * head_dim], empty when absent
+  std::vector<float> attn_v_bias;                        // [n_head_kv * head_dim_v], empty when absent
+  WeightMatrix attn_output;                              // [n_embd][n_head * head_dim_v]
+  std::vector<float> ffn_norm;                           // [n_embd]
+  WeightMatrix ffn_gate;                                 // [n_ff][n_embd]
+  WeightMatrix ffn_up;                                   // [n_ff][n_embd]
+  WeightMatrix ffn_down;                                 // [n_embd][n_ff]
+};
+
+struct ModelWeights {
+  WeightMatrix token_embd;         // [n_vocab][n_embd]
+  std::vector<float> output_norm;  // [n_embd]
+  WeightMatrix output;             // [n_vocab][n_embd]; the same bytes as token_embd when tied
+  std::vector<float> rope_freqs;   // [n_rot / 2] frequency divisors, empty when absent
+  std::vector<LayerWeights> layers;  // [n_layers]
+};
+
+struct ModelLoadOptions {
+  bool use_mmap = true;  // false: read the whole file into memory owned by the Model
+  bool mlock = false;    // lock the tensor data in RAM (a failure is a warning, as in llama.cpp)
+};
+
+class Model {
+ public:
+  static Result<Model> load(const std::string& path, const ModelLoadOptions& options = {});
+  // A model held in memory (tests: synthesize_in_memory's output).
+  static Result<Model> from_bytes(std::vector<std::byte> bytes, std::string source_name = "<memory>");
+
+  Model(Model&&) = default;
+  Model& operator=(Model&&) = default;
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  const GgufFile& file() const { return file_; }
+  const ModelConfig& config() const { return config_; }
+  const ModelWeights& weights() const { return weights_; }
+
+  bool mapped() const { return mapped_; }
+  bool locked() const { return locked_; }
+  uint64_t tensor_bytes() const { return tensor_bytes_; }  // all tensor data, as stored
+  // Things the caller may want to tell the user (an mlock that failed).
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
+ private:
+  Model() = default;
+  static Result<Model> finish(Model model, bool mlock);
+  Status bind_weights();
+  void lock_memory();
+
+  std::vector<std::byte> owned_bytes_;  // the file's bytes when not mapped; must outlive file_
+  GgufFile file_;
+  ModelConfig config_;
+  ModelWeights weights_;
+  uint64_t tensor_bytes_ = 0;
+  bool mapped_ = false;
+  bool locked_ = false;
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace infertune

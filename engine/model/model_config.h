@@ -1,0 +1,97 @@
+#pragma once
+// Model hyper-parameters, as stored in a GGUF file's `{arch}.*` and `tokenizer.ggml.*` keys, read and
+// checked against each other and against the tensor table. Everything downstream (weights, KV cache,
+// decode) may trust a ModelConfig that read_model_config returned: every shape it implies exists.
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "engine/gguf/gguf_file.h"
+#include "kernels/result.h"
+
+namespace infertune {
+
+enum class ModelArch { Llama, Qwen2 };
+
+// How rotary embeddings pair up the dimensions of a head: llama rotates interleaved pairs (2i, 2i+1),
+// qwen2 ("NEOX" style) rotates the halves (i, i + n_rot/2).
+enum class RopeStyle { Interleaved, Neox };
+
+std::string_view model_arch_name(ModelArch arch);  // "llama", the GGUF general.architecture value
+std::optional<ModelArch> model_arch_from_name(std::string_view name);
+std::string supported_arch_names();  // "llama, qwen2" (for error messages)
+RopeStyle rope_style(ModelArch arch);
+
+// Serialized as its name by nlohmann::json (found by ADL; no json include needed here).
+template <class Json>
+void to_json(Json& json, ModelArch arch) {
+  json = std::string(model_arch_name(arch));
+}
+
+// Token ids stored as 0xFFFFFFFF (llama.cpp's -1) mean "none"; they are kept out of SpecialTokens.
+inline constexpr uint32_t kNoTokenId = 0xFFFFFFFFu;
+
+struct SpecialTokens {
+  std::optional<uint32_t> bos;  // tokenizer.ggml.bos_token_id
+  std::optional<uint32_t> eos;  // tokenizer.ggml.eos_token_id
+  std::optional<uint32_t> unk;  // tokenizer.ggml.unknown_token_id
+  std::optional<uint32_t> pad;  // tokenizer.ggml.padding_token_id
+  std::optional<uint32_t> sep;  // tokenizer.ggml.seperator_token_id (sic, as llama.cpp spells it)
+  bool operator==(const SpecialTokens&) const = default;
+};
+
+struct ModelConfig {
+  ModelArch arch = ModelArch::Llama;
+  std::string name;                        // general.name, may be empty
+  uint32_t n_layers = 0;                   // {arch}.block_count
+  uint32_t n_embd = 0;                     // {arch}.embedding_length
+  uint32_t n_head = 0;                     // {arch}.attention.head_count
+  uint32_t n_head_kv = 0;                  // {arch}.attention.head_count_kv (n_head when absent)
+  uint32_t head_dim = 0;                   // {arch}.attention.key_length (n_embd / n_head when absent)
+  uint32_t head_dim_v = 0;                 // {arch}.attention.value_length (head_dim when absent)
+  uint32_t n_ff = 0;                       // {arch}.feed_forward_length
+  uint32_t n_vocab = 0;                    // rows of token_embd.weight == tokenizer.ggml.tokens length
+  uint32_t n_ctx_train = 0;                // {arch}.context_length
+  uint32_t n_rot = 0;                      // {arch}.rope.dimension_count (head_dim when absent)
+  float rope_freq_base = 10000;            // {arch}.rope.freq_base
+  std::string rope_scaling_type = "none";  // {arch}.rope.scaling.type: none, linear, yarn
+  float rope_scaling_factor = 1;           // {arch}.rope.scaling.factor
+  uint32_t rope_scaling_orig_ctx = 0;      // {arch}.rope.scaling.original_context_length
+  float rms_eps = 1e-5f;                   // {arch}.attention.layer_norm_rms_epsilon
+  bool tied_output = false;                // no output.weight: the output projection reuses token_embd.weight
+  bool has_rope_freqs = false;             // rope_freqs.weight present (llama-3 style frequency factors)
+  SpecialTokens tokens;
+  std::optional<uint32_t> file_type;  // general.file_type (llama.cpp's LLAMA_FTYPE numbering)
+
+  uint32_t n_gqa() const { return n_head_kv == 0 ? 0 : n_head / n_head_kv; }  // query heads per KV head
+  uint32_t q_dim() const { return n_head * head_dim; }                        // rows of attn_q
+  uint32_t k_dim() const { return n_head_kv * head_dim; }                     // rows of attn_k
+  uint32_t v_dim() const { return n_head_kv * head_dim_v; }                   // rows of attn_v
+  uint32_t attn_out_dim() const { return n_head * head_dim_v; }               // row length of attn_output
+  bool operator==(const ModelConfig&) const = default;
+};
+
+// Checks the hyper-parameters among themselves (no tensors, no vocabulary): non-zero sizes, heads that
+// divide, a head size that is whole, rope dimensions that fit a head, a positive finite epsilon.
+// Errors name the key, e.g. "llama.attention.head_count_kv = 3 does not divide ... head_count = 8".
+Status validate_hparams(const ModelConfig& config);
+
+// Reads general.architecture, the `{arch}.*` hyper-parameters and the special token ids, and validates
+// them against the tensor table (every tensor the config implies exists with the implied shape, no
+// blk.N beyond block_count, no unknown tensor) and the tokenizer arrays (lengths == n_vocab, token ids
+// in range). Errors start with the file's source name and name the key or tensor, expected vs found.
+Result<ModelConfig> read_model_config(const GgufFile& file);
+
+}  // namespace infertune
+
+// fmt prints a ModelArch as its name: fmt::format("{}", ModelArch::Qwen2) == "qwen2".
+template <>
+struct fmt::formatter<infertune::ModelArch> : fmt::formatter<std::string_view> {
+  template <class FormatContext>
+  auto format(infertune::ModelArch arch, FormatContext& ctx) const {
+    return fmt::formatter<std::string_view>::format(infertune::model_arch_name(arch), ctx);
+  }
+};

@@ -1,0 +1,156 @@
+#include "engine/synth/presets.h"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "engine/synth/synthetic_vocab.h"
+
+namespace infertune {
+namespace {
+
+struct Shape {
+  ModelArch arch;
+  uint32_t n_embd, n_layers, n_head, n_head_kv, n_ff, n_vocab, n_ctx;
+  float rope_base, rms_eps;
+  bool tied;
+};
+
+ModelConfig make_config(const Shape& s) {
+  ModelConfig c;
+  c.arch = s.arch;
+  c.n_embd = s.n_embd;
+  c.n_layers = s.n_layers;
+  c.n_head = s.n_head;
+  c.n_head_kv = s.n_head_kv;
+  c.head_dim = s.n_embd / s.n_head;
+  c.head_dim_v = c.head_dim;
+  c.n_rot = c.head_dim;
+  c.n_ff = s.n_ff;
+  c.n_vocab = s.n_vocab;
+  c.n_ctx_train = s.n_ctx;
+  c.rope_freq_base = s.rope_base;
+  c.rms_eps = s.rms_eps;
+  c.tied_output = s.tied;
+  c.tokens.bos = kSynthBosId;
+  c.tokens.eos = kSynthEosId;
+  c.tokens.unk = kSynthUnkId;
+  return c;
+}
+
+const std::vector<SynthPreset>& preset_table() {
+  using enum ModelArch;
+  static const std::vector<SynthPreset> presets = {
+      // The shape of ../shared/fixtures/models/fixture-{llama,qwen2}-f32.gguf; the one preset that takes
+      // any --arch (llama unless given), as the fixtures exist in both.
+      {"tiny", "dim 256, 4 layers, GQA 8/2, ffn 512, vocab 512 (like fixture-llama-f32); any --arch",
+       make_config({Llama, 256, 4, 8, 2, 512, 512, 2048, 10000.0f, 1e-5f, false}), true},
+      {"llama-1b", "Llama-3.2-1B shape (tied output)",
+       make_config({Llama, 2048, 16, 32, 8, 8192, 128256, 131072, 500000.0f, 1e-5f, true})},
+      {"llama-3b", "Llama-3.2-3B shape (tied output)",
+       make_config({Llama, 3072, 28, 24, 8, 8192, 128256, 131072, 500000.0f, 1e-5f, true})},
+      {"llama-8b", "Llama-3-8B shape",
+       make_config({Llama, 4096, 32, 32, 8, 14336, 128256, 8192, 500000.0f, 1e-5f, false})},
+      {"qwen2.5-0.5b", "Qwen2.5-0.5B shape (tied output)",
+       make_config({Qwen2, 896, 24, 14, 2, 4864, 151936, 32768, 1000000.0f, 1e-6f, true})},
+      {"qwen2.5-1.5b", "Qwen2.5-1.5B shape (tied output)",
+       make_config({Qwen2, 1536, 28, 12, 2, 8960, 151936, 32768, 1000000.0f, 1e-6f, true})},
+      {"qwen2.5-7b", "Qwen2.5-7B shape",
+       make_config({Qwen2, 3584, 28, 28, 4, 18944, 152064, 32768, 1000000.0f, 1e-6f, false})},
+  };
+  return presets;
+}
+
+// "--heads 8", marked "(the preset's)" when the flag was not given: errors name what to change.
+std::string describe(std::string_view flag, const std::optional<uint32_t>& override, uint32_t value) {
+  return fmt::format("{} {}{}", flag, value, override ? "" : " (the preset's)");
+}
+
+Status check_nonzero(const ShapeOverrides& o) {
+  const std::pair<const char*, const std::optional<uint32_t>*> flags[] = {
+      {"--dim", &o.n_embd}, {"--layers", &o.n_layers}, {"--heads", &o.n_head}, {"--kv-heads", &o.n_head_kv},
+      {"--ffn", &o.n_ff},   {"--vocab", &o.n_vocab},   {"--ctx", &o.n_ctx},
+  };
+  for (const auto& [flag, value] : flags) {
+    if (*value && **value == 0) return fail("{} 0: must be at least 1", flag);
+  }
+  return {};
+}
+
+Result<ModelConfig> apply_overrides(ModelConfig c, const ShapeOverrides& o) {
+  if (Status s = check_nonzero(o); !s) return s.error();
+  c.n_embd = o.n_embd.value_or(c.n_embd);
+  c.n_layers = o.n_layers.value_or(c.n_layers);
+  c.n_head = o.n_head.value_or(c.n_head);
+  c.n_head_kv = o.n_head_kv.value_or(c.n_head_kv);
+  c.n_ff = o.n_ff.value_or(c.n_ff);
+  c.n_vocab = o.n_vocab.value_or(c.n_vocab);
+  c.n_ctx_train = o.n_ctx.value_or(c.n_ctx_train);
+  if (c.n_head % c.n_head_kv != 0) {
+    return fail("{} does not divide {} (each KV head serves a whole number of query heads)",
+                describe("--kv-heads", o.n_head_kv, c.n_head_kv), describe("--heads", o.n_head, c.n_head));
+  }
+  if (c.n_embd % c.n_head != 0) {
+    return fail("{} is not divisible by {} (the head size must be whole)", describe("--dim", o.n_embd, c.n_embd),
+                describe("--heads", o.n_head, c.n_head));
+  }
+  if (c.n_embd / c.n_head % 2 != 0) {
+    return fail("{} / {} gives an odd head size {}: rotary embeddings need an even one",
+                describe("--dim", o.n_embd, c.n_embd), describe("--heads", o.n_head, c.n_head), c.n_embd / c.n_head);
+  }
+  if (c.n_vocab < kSynthMinVocab) {
+    return fail("--vocab {}: the synthetic vocabulary needs at least {} tokens (3 special + 256 byte tokens)",
+                c.n_vocab, kSynthMinVocab);
+  }
+  c.head_dim = c.n_embd / c.n_head;
+  c.head_dim_v = c.head_dim;
+  c.n_rot = c.head_dim;
+  if (Status s = validate_hparams(c); !s) return s.error();
+  return c;
+}
+
+}  // namespace
+
+std::span<const SynthPreset> synth_presets() { return preset_table(); }
+
+const SynthPreset* find_synth_preset(std::string_view name) {
+  for (const SynthPreset& p : preset_table()) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+std::string synth_preset_names() {
+  std::string names;
+  for (const SynthPreset& p : preset_table()) names += (names.empty() ? "" : ", ") + std::string(p.name);
+  return names;
+}
+
+Result<ResolvedModel> resolve_synth_model(const std::optional<std::string>& arch,
+                                          const std::optional<std::string>& preset, const ShapeOverrides& overrides) {
+  std::optional<ModelArch> wanted_arch;
+  if (arch) {
+    wanted_arch = model_arch_from_name(*arch);
+    if (!wanted_arch) return fail("--arch '{}' is not supported (supported: {})", *arch, supported_arch_names());
+  }
+  const SynthPreset* chosen = nullptr;
+  if (preset) {
+    chosen = find_synth_preset(*preset);
+    if (!chosen) return fail("--preset '{}' is unknown (presets: {})", *preset, synth_preset_names());
+    if (wanted_arch && chosen->config.arch != *wanted_arch && !chosen->any_arch) {
+      return fail("--preset {} is a {} model, but --arch {} was given", *preset, model_arch_name(chosen->config.arch),
+                  *arch);
+    }
+  } else if (wanted_arch) {
+    chosen = find_synth_preset("tiny");
+  } else {
+    return fail("give --preset (one of: {}) or --arch", synth_preset_names());
+  }
+  ModelConfig base = chosen->config;
+  if (wanted_arch) base.arch = *wanted_arch;
+  auto config = apply_overrides(std::move(base), overrides);
+  if (!config) return config.error();
+  return ResolvedModel{std::string(chosen->name), std::move(*config)};
+}
+
+}  // namespace infertune

@@ -1,0 +1,204 @@
+#include "engine/synth/synthesizer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <mutex>
+#include <system_error>
+#include <thread>
+
+#include "engine/synth/synthetic_vocab.h"
+#include "engine/synth/weight_generator.h"
+#include "kernels/quant.h"
+
+namespace infertune {
+namespace {
+
+constexpr uint32_t kGgmlQuantVersion = 2;  // general.quantization_version of current ggml block layouts
+
+GgufValue u32(uint32_t v) { return GgufValue{v}; }
+GgufValue f32(float v) { return GgufValue{v}; }
+GgufValue str(std::string v) { return GgufValue{std::move(v)}; }
+
+void set_hparams(GgufWriter& w, const ModelConfig& c) {
+  const std::string p = std::string(model_arch_name(c.arch)) + ".";
+  w.set(p + "context_length", u32(c.n_ctx_train));
+  w.set(p + "embedding_length", u32(c.n_embd));
+  w.set(p + "block_count", u32(c.n_layers));
+  w.set(p + "feed_forward_length", u32(c.n_ff));
+  w.set(p + "attention.head_count", u32(c.n_head));
+  w.set(p + "attention.head_count_kv", u32(c.n_head_kv));
+  // Only when a head is not n_embd / n_head wide, as llama.cpp's converter does.
+  if (c.head_dim * c.n_head != c.n_embd) w.set(p + "attention.key_length", u32(c.head_dim));
+  if (c.head_dim_v != c.head_dim || c.head_dim * c.n_head != c.n_embd) {
+    w.set(p + "attention.value_length", u32(c.head_dim_v));
+  }
+  w.set(p + "rope.dimension_count", u32(c.n_rot));
+  w.set(p + "rope.freq_base", f32(c.rope_freq_base));
+  if (c.rope_scaling_type != "none") {
+    w.set(p + "rope.scaling.type", str(c.rope_scaling_type));
+    w.set(p + "rope.scaling.factor", f32(c.rope_scaling_factor));
+    w.set(p + "rope.scaling.original_context_length", u32(c.rope_scaling_orig_ctx));
+  }
+  w.set(p + "attention.layer_norm_rms_epsilon", f32(c.rms_eps));
+}
+
+Status set_tokenizer(GgufWriter& w, const ModelConfig& c) {
+  auto vocab = make_synthetic_vocab(c.n_vocab);
+  if (!vocab) return vocab.error();
+  w.set("tokenizer.ggml.model", str("llama"));
+  w.set("tokenizer.ggml.tokens", GgufValue{GgufArray{std::move(vocab->tokens)}});
+  w.set("tokenizer.ggml.scores", GgufValue{GgufArray{std::move(vocab->scores)}});
+  w.set("tokenizer.ggml.token_type", GgufValue{GgufArray{std::move(vocab->token_types)}});
+  w.set("tokenizer.ggml.bos_token_id", u32(kSynthBosId));
+  w.set("tokenizer.ggml.eos_token_id", u32(kSynthEosId));
+  w.set("tokenizer.ggml.unknown_token_id", u32(kSynthUnkId));
+  return {};
+}
+
+uint64_t rows_of(const TensorSpec& spec) {
+  uint64_t rows = 1;
+  for (size_t i = 1; i < spec.dims.size(); ++i) rows *= spec.dims[i];
+  return rows;
+}
+
+// Generates and encodes one tensor into `data`, rows handed out in chunks to `threads` workers.
+class TensorFill {
+ public:
+  TensorFill(const PlannedTensor& tensor, const ModelConfig& config, uint64_t seed)
+      : tensor_(tensor),
+        generator_(seed, tensor.spec.name, weight_distribution(tensor.spec, config)),
+        row_length_(tensor.spec.dims[0]),
+        n_rows_(rows_of(tensor.spec)),
+        row_bytes_(ggml_row_bytes(tensor.type, row_length_).value_or(0)) {}
+
+  Status run(std::span<std::byte> data, unsigned threads) {
+    if (row_bytes_ == 0 || data.size() != n_rows_ * row_bytes_) {
+      return fail("tensor '{}': {} bytes for {} rows of {} {} values", tensor_.spec.name, data.size(), n_rows_,
+                  row_length_, ggml_type_name(tensor_.type));
+    }
+    // A tensor under 256 KiB is not worth starting threads for. Otherwise at least 8 chunks per worker,
+    // so that the last, uneven chunk costs little, and at most 1 MiB of output per chunk.
+    constexpr uint64_t kSmallTensorBytes = uint64_t{256} << 10;
+    constexpr uint64_t kMaxChunkBytes = uint64_t{1} << 20;
+    const uint64_t wanted = data.size() < kSmallTensorBytes ? 1 : std::max(1u, threads);
+    const uint64_t balanced_rows = (n_rows_ + 8 * wanted - 1) / (8 * wanted);
+    chunk_rows_ = std::clamp<uint64_t>(balanced_rows, 1, std::max<uint64_t>(1, kMaxChunkBytes / row_bytes_));
+    const uint64_t n_chunks = (n_rows_ + chunk_rows_ - 1) / chunk_rows_;
+    const unsigned n_workers = static_cast<unsigned>(std::min(wanted, n_chunks));
+    std::vector<std::thread> workers;
+    try {
+      for (unsigned i = 1; i < n_workers; ++i) workers.emplace_back([this, data] { work(data); });
+    } catch (const std::system_error&) {
+      // No more threads to be had: the ones started (and this one) share the rows all the same.
+    }
+    work(data);
+    for (std::thread& t : workers) t.join();
+    return status_;
+  }
+
+ private:
+  void work(std::span<std::byte> data) {
+    std::vector<float> row(row_length_);  // the one per-thread buffer
+    for (;;) {
+      const uint64_t first = next_row_.fetch_add(chunk_rows_);
+      if (first >= n_rows_ || failed_.load()) return;
+      const uint64_t last = std::min(n_rows_, first + chunk_rows_);
+      for (uint64_t r = first; r < last; ++r) {
+        generator_.fill_row(r, row);
+        Status s = quantize_row(tensor_.type, row, data.subspan(r * row_bytes_, row_bytes_));
+        if (!s) return record(fail("tensor '{}' row {}: {}", tensor_.spec.name, r, s.error().message));
+      }
+    }
+  }
+
+  void record(Error error) {
+    std::lock_guard lock(mutex_);
+    if (!failed_.exchange(true)) status_ = std::move(error);
+  }
+
+  const PlannedTensor& tensor_;
+  WeightGenerator generator_;
+  uint64_t row_length_;
+  uint64_t n_rows_;
+  uint64_t row_bytes_;
+  uint64_t chunk_rows_ = 1;
+  std::atomic<uint64_t> next_row_{0};
+  std::atomic<bool> failed_{false};
+  std::mutex mutex_;
+  Status status_;
+};
+
+unsigned thread_count(unsigned requested) {
+  constexpr unsigned kMaxThreads = 256;  // beyond any machine this runs on; bounds a mistyped -t
+  if (requested > 0) return std::min(requested, kMaxThreads);
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+GgufWriter::TensorFiller make_filler(const SynthRequest& request, const SynthPlan& plan,
+                                     const SynthProgressFn& progress) {
+  SynthProgress state;
+  state.tensors_total = plan.tensors.size();
+  for (const GgufTensorInfo& t : plan.writer.tensors()) state.bytes_total += t.n_bytes;
+  const unsigned threads = thread_count(request.threads);
+  return [&request, &plan, progress, state, threads](size_t index, const GgufTensorInfo& info,
+                                                     std::span<std::byte> data) mutable -> Status {
+    if (index >= plan.tensors.size() || plan.tensors[index].spec.name != info.name) {
+      return fail("writer asked for tensor {} '{}', which the plan does not have there", index, info.name);
+    }
+    TensorFill fill(plan.tensors[index], request.config, request.seed);
+    if (Status s = fill.run(data, threads); !s) return s;
+    state.tensors_done += 1;
+    state.bytes_done += info.n_bytes;
+    if (progress) progress(state);
+    return {};
+  };
+}
+
+}  // namespace
+
+Result<SynthPlan> plan_synthetic_model(const SynthRequest& request) {
+  const ModelConfig& c = request.config;
+  if (Status s = validate_hparams(c); !s) return s.error();
+  SynthPlan plan;
+  GgufWriter& w = plan.writer;
+  w.set("general.architecture", str(std::string(model_arch_name(c.arch))));
+  w.set("general.name", str(c.name.empty() ? "synthetic-" + request.preset : c.name));
+  set_hparams(w, c);
+  w.set("general.file_type", u32(request.file_type.llama_ftype));
+  w.set("general.quantization_version", u32(kGgmlQuantVersion));
+  // Provenance, so that reports can tell synthetic weights from real ones.
+  w.set("infertune.synth.preset", str(request.preset));
+  w.set("infertune.synth.seed", GgufValue{request.seed});
+  if (Status s = set_tokenizer(w, c); !s) return s.error();
+
+  for (TensorSpec& spec : expected_tensors(c)) {
+    const GgmlType type = tensor_type_for(request.file_type, spec, c, request.mix);
+    if (Status s = w.add_tensor(spec.name, spec.dims, type); !s) return s.error();
+    plan.tensors.push_back({std::move(spec), type});
+  }
+  return plan;
+}
+
+Result<SynthSummary> write_synthetic_model(const SynthRequest& request, const std::string& path,
+                                           const SynthProgressFn& progress) {
+  auto plan = plan_synthetic_model(request);
+  if (!plan) return plan.error();
+  if (Status s = plan->writer.write_file(path, make_filler(request, *plan, progress)); !s) return s.error();
+  SynthSummary summary;
+  std::error_code ec;
+  summary.file_bytes = std::filesystem::file_size(path, ec);
+  summary.n_tensors = plan->tensors.size();
+  for (const GgufTensorInfo& t : plan->writer.tensors()) summary.n_params += t.n_elements;
+  return summary;
+}
+
+Result<std::vector<std::byte>> synthesize_in_memory(const SynthRequest& request) {
+  auto plan = plan_synthetic_model(request);
+  if (!plan) return plan.error();
+  return plan->writer.write_memory(make_filler(request, *plan, {}));
+}
+
+}  // namespace infertune
