@@ -68,6 +68,8 @@ class GgufFile {
   uint64_t data_offset_ = 0;
   std::vector<GgufKeyValue> metadata_;
   std::vector<GgufTensorInfo> tensors_;
+  std::vector<size_t> key_order_;     // [n_kv] metadata_ indices sorted by key, for find()
+  std::vector<size_t> tensor_order_;  // [n_tensors] tensors_ indices sorted by name, for find_tensor()
 
   friend class GgufParser;  // engine/gguf/gguf_parser.cpp fills the fields
 };

@@ -43,8 +43,13 @@ class GgufWriter {
   Result<std::vector<std::byte>> write_memory(const TensorFiller& fill) const;
 
  private:
+  struct Plan;  // the encoded header and the file's layout, made by plan()
+  Result<Plan> plan() const;
+  void assign_offsets();  // lays the tensors out in table order at the current alignment
+
   std::vector<GgufKeyValue> metadata_;
   std::vector<GgufTensorInfo> tensors_;
+  uint64_t data_bytes_ = 0;  // size of the data section: every tensor padded to the alignment
 };
 
 // Filler that copies each tensor's bytes from `source` (which must hold tensors of the same names).
