@@ -6,10 +6,14 @@ namespace infertune {
 
 void add_inspect_command(Subcommands& commands);
 void add_synth_command(Subcommands& commands);
+void add_tokenize_command(Subcommands& commands);
+void add_run_command(Subcommands& commands);
 
 inline void register_engine_commands(Subcommands& commands) {
   add_inspect_command(commands);
   add_synth_command(commands);
+  add_tokenize_command(commands);
+  add_run_command(commands);
 }
 
 }  // namespace infertune

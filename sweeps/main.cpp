@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "bench/bench_commands.h"
 #include "engine/engine_commands.h"
 #include "sweeps/version_info.h"
 
@@ -13,6 +14,7 @@ int main(int argc, char** argv) {
 
   infertune::Subcommands commands(app);
   infertune::register_engine_commands(commands);
+  infertune::register_bench_commands(commands);
 
   try {
     app.parse(argc, argv);

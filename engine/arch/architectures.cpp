@@ -1,0 +1,16 @@
+// ModelArch -> forward pass. A new architecture is a new file with its forward function, plus a line here.
+#include "engine/arch/forward.h"
+
+namespace infertune {
+
+ArchForwardFn arch_forward(ModelArch arch) {
+  switch (arch) {
+    case ModelArch::Llama:
+      return forward_llama;
+    case ModelArch::Qwen2:
+      return forward_qwen2;
+  }
+  return nullptr;
+}
+
+}  // namespace infertune

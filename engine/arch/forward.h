@@ -1,0 +1,60 @@
+#pragma once
+// What an architecture's forward pass gets: the model, the context's KV cache, threads and scratch
+// buffers, and one batch of tokens at consecutive positions. Each architecture is one file (llama.cpp,
+// qwen2.cpp, ...) with one function of type ArchForwardFn; architectures.cpp maps ModelArch to it.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "engine/context/kv_cache.h"
+#include "engine/context/parallel_for.h"
+#include "engine/model/model.h"
+#include "kernels/ops/rope.h"
+#include "kernels/result.h"
+
+namespace infertune {
+
+// Activations of one batch, sized for up to `capacity` tokens. Rows are tokens.
+struct ForwardScratch {
+  size_t capacity = 0;
+  std::vector<float> x;     // [capacity][n_embd] the residual stream
+  std::vector<float> xn;    // [capacity][n_embd] its normalized copy, input of the projections
+  std::vector<float> q;     // [capacity][n_head * head_dim]
+  std::vector<float> k;     // [capacity][n_head_kv * head_dim]
+  std::vector<float> v;     // [capacity][n_head_kv * head_dim_v]
+  std::vector<float> attn;  // [capacity][n_head * head_dim_v] attention output, input of attn_output
+  std::vector<float> gate;  // [capacity][n_ff]
+  std::vector<float> up;    // [capacity][n_ff]
+  std::vector<float> proj;  // [capacity][n_embd] a sub-layer's output before the residual add
+
+  // Allocates for `n_tokens` tokens; an error (not an exception) when memory runs out.
+  Status reserve(const ModelConfig& config, size_t n_tokens);
+};
+
+struct ForwardPass {
+  const Model& model;
+  KvCache& cache;
+  const ParallelFor& threads;
+  ForwardScratch& scratch;
+  RopeParams rope;  // layout, base, scaling and factors for this model
+};
+
+struct ForwardBatch {
+  std::span<const int32_t> tokens;  // [n_tokens] ids, already checked to be < n_vocab
+  uint32_t first_pos = 0;           // tokens[i] is at position first_pos + i; all < cache.n_ctx()
+  bool all_logits = false;          // false: only the last token's logits
+  std::span<float> logits;          // [all_logits ? n_tokens : 1][n_vocab]; empty: no logits wanted
+};
+
+// Evaluates the batch: writes K/V of its positions into the cache (attending causally to every earlier
+// position there) and the requested logits.
+using ArchForwardFn = Status (*)(const ForwardPass& pass, const ForwardBatch& batch);
+
+Status forward_llama(const ForwardPass& pass, const ForwardBatch& batch);  // engine/arch/llama.cpp
+Status forward_qwen2(const ForwardPass& pass, const ForwardBatch& batch);  // engine/arch/qwen2.cpp
+
+// The forward pass of an architecture (null for none).
+ArchForwardFn arch_forward(ModelArch arch);
+
+}  // namespace infertune

@@ -1,0 +1,48 @@
+// The llama architecture (Llama 1/2/3, TinyStories, Mistral-style GQA): pre-norm blocks of
+//   x += W_o · attention(rope(W_q · norm(x)), rope(W_k · norm(x)), W_v · norm(x))
+//   x += W_down · (silu(W_gate · norm(x)) * (W_up · norm(x)))
+// with RMSNorm, rope on interleaved pairs (llama-3 frequency factors when rope_freqs.weight exists, in
+// pass.rope), grouped KV heads, and the output projection tied to token_embd when output.weight is absent.
+#include "engine/arch/forward.h"
+#include "engine/arch/transformer_blocks.h"
+#include "kernels/ops/elementwise.h"
+
+namespace infertune {
+
+Status forward_llama(const ForwardPass& pass, const ForwardBatch& batch) {
+  const ModelConfig& c = pass.model.config();
+  const ModelWeights& w = pass.model.weights();
+  ForwardScratch& s = pass.scratch;
+  const ParallelFor& threads = pass.threads;
+  const size_t n = batch.tokens.size();
+
+  const auto x = rows(s.x, n, c.n_embd);
+  const auto xn = rows(s.xn, n, c.n_embd);
+  const auto q = rows(s.q, n, c.q_dim());
+  const auto k = rows(s.k, n, c.k_dim());
+  const auto v = rows(s.v, n, c.v_dim());
+  const auto attn = rows(s.attn, n, c.attn_out_dim());
+  const auto proj = rows(s.proj, n, c.n_embd);
+
+  if (Status st = embed_tokens(w.token_embd, batch.tokens, x); !st) return st;
+  for (uint32_t il = 0; il < c.n_layers; ++il) {
+    const LayerWeights& layer = w.layers[il];
+
+    rms_norm_rows(x, layer.attn_norm, c.rms_eps, xn);
+    if (Status st = linear(threads, layer.attn_q, xn, n, q); !st) return st;
+    if (Status st = linear(threads, layer.attn_k, xn, n, k); !st) return st;
+    if (Status st = linear(threads, layer.attn_v, xn, n, v); !st) return st;
+    rope_queries_keys(pass.rope, batch.first_pos, n, c.head_dim, q, c.n_head, k, c.n_head_kv);
+    store_kv(pass.cache, il, batch.first_pos, n, k, v);
+    causal_attention(threads, pass.cache, il, c, batch.first_pos, n, q, attn);
+    if (Status st = linear(threads, layer.attn_output, attn, n, proj); !st) return st;
+    add_in_place(x, proj);
+
+    rms_norm_rows(x, layer.ffn_norm, c.rms_eps, xn);
+    if (Status st = swiglu_ffn(threads, layer, c, s, n); !st) return st;
+    add_in_place(x, proj);
+  }
+  return output_logits(pass, batch);
+}
+
+}  // namespace infertune

@@ -1,0 +1,49 @@
+// The qwen2 architecture (Qwen2, Qwen2.5): the llama block with biases on the Q, K and V projections and
+// rope on the two halves of each head (NEOX layout, set in pass.rope). Output tied to token_embd when
+// output.weight is absent (the small Qwen2.5 models).
+#include "engine/arch/forward.h"
+#include "engine/arch/transformer_blocks.h"
+#include "kernels/ops/elementwise.h"
+
+namespace infertune {
+
+Status forward_qwen2(const ForwardPass& pass, const ForwardBatch& batch) {
+  const ModelConfig& c = pass.model.config();
+  const ModelWeights& w = pass.model.weights();
+  ForwardScratch& s = pass.scratch;
+  const ParallelFor& threads = pass.threads;
+  const size_t n = batch.tokens.size();
+
+  const auto x = rows(s.x, n, c.n_embd);
+  const auto xn = rows(s.xn, n, c.n_embd);
+  const auto q = rows(s.q, n, c.q_dim());
+  const auto k = rows(s.k, n, c.k_dim());
+  const auto v = rows(s.v, n, c.v_dim());
+  const auto attn = rows(s.attn, n, c.attn_out_dim());
+  const auto proj = rows(s.proj, n, c.n_embd);
+
+  if (Status st = embed_tokens(w.token_embd, batch.tokens, x); !st) return st;
+  for (uint32_t il = 0; il < c.n_layers; ++il) {
+    const LayerWeights& layer = w.layers[il];
+
+    rms_norm_rows(x, layer.attn_norm, c.rms_eps, xn);
+    if (Status st = linear(threads, layer.attn_q, xn, n, q); !st) return st;
+    if (Status st = linear(threads, layer.attn_k, xn, n, k); !st) return st;
+    if (Status st = linear(threads, layer.attn_v, xn, n, v); !st) return st;
+    add_bias_rows(q, layer.attn_q_bias);
+    add_bias_rows(k, layer.attn_k_bias);
+    add_bias_rows(v, layer.attn_v_bias);
+    rope_queries_keys(pass.rope, batch.first_pos, n, c.head_dim, q, c.n_head, k, c.n_head_kv);
+    store_kv(pass.cache, il, batch.first_pos, n, k, v);
+    causal_attention(threads, pass.cache, il, c, batch.first_pos, n, q, attn);
+    if (Status st = linear(threads, layer.attn_output, attn, n, proj); !st) return st;
+    add_in_place(x, proj);
+
+    rms_norm_rows(x, layer.ffn_norm, c.rms_eps, xn);
+    if (Status st = swiglu_ffn(threads, layer, c, s, n); !st) return st;
+    add_in_place(x, proj);
+  }
+  return output_logits(pass, batch);
+}
+
+}  // namespace infertune

@@ -1,0 +1,198 @@
+// `infertune run`: load a model, evaluate a prompt (token ids or text) as one batch, optionally write its
+// logits, then generate up to -n tokens one step at a time through the KV cache, streaming the text (or
+// printing the ids), with a timing summary on stderr.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/context/context.h"
+#include "engine/engine_commands.h"
+#include "engine/model/model.h"
+#include "engine/run/logits_file.h"
+#include "engine/run/token_list.h"
+#include "engine/sampling/sampler_chain.h"
+#include "engine/sampling/sampling_flags.h"
+#include "engine/tokenizer/tokenizer.h"
+
+namespace infertune {
+namespace {
+
+constexpr const char* kCommand = "run";
+
+struct RunFlags {
+  std::string model;
+  std::optional<std::string> prompt;         // -p
+  std::optional<std::string> prompt_tokens;  // --prompt-tokens
+  int32_t n_predict = 128;                   // -n; -1: until end of generation or a full context
+  unsigned threads = 0;                      // 0: every hardware thread
+  uint32_t n_ctx = 0;                        // 0: the Context's default
+  SamplingParams sampling;
+  std::string logits_out;
+  bool print_ids = false;
+  bool no_mmap = false;
+  bool mlock = false;
+};
+
+class Stopwatch {
+ public:
+  Stopwatch() : start_(std::chrono::steady_clock::now()) {}
+  double ms() const {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+};
+
+double per_second(size_t count, double ms) { return ms > 0 ? count * 1000.0 / ms : 0.0; }
+
+struct Timings {
+  double load_ms = 0;
+  size_t prompt_tokens = 0;
+  double prompt_ms = 0;
+  size_t generated = 0;     // tokens sampled and emitted
+  size_t decode_steps = 0;  // single-token decodes (generated, less the last one when it ended the run)
+  double decode_ms = 0;
+};
+
+void print_timings(const Timings& t) {
+  std::fflush(stdout);  // the generated text first, then the summary, when both go to one terminal
+  fmt::print(stderr, "run: load {:.1f} ms | prompt {} tokens in {:.1f} ms, {:.2f} t/s | generated {} tokens, ",
+             t.load_ms, t.prompt_tokens, t.prompt_ms, per_second(t.prompt_tokens, t.prompt_ms), t.generated);
+  fmt::print(stderr, "{} decode steps in {:.1f} ms, {:.2f} t/s\n", t.decode_steps, t.decode_ms,
+             per_second(t.decode_steps, t.decode_ms));
+}
+
+// The prompt as ids: parsed from --prompt-tokens, or -p encoded with BOS and special-token parsing, as
+// llama.cpp's tools do.
+Result<std::vector<int32_t>> prompt_ids(const RunFlags& flags, const std::optional<Tokenizer>& tokenizer) {
+  if (flags.prompt_tokens) return parse_token_list(*flags.prompt_tokens);
+  std::vector<int32_t> ids = tokenizer->encode(*flags.prompt, true, true);
+  if (ids.empty()) return fail("-p: the prompt encodes to no tokens");
+  return ids;
+}
+
+bool is_end(const std::optional<Tokenizer>& tokenizer, const ModelConfig& config, int32_t token) {
+  if (tokenizer) return tokenizer->is_end_of_generation(token);
+  return config.tokens.eos && static_cast<uint32_t>(token) == *config.tokens.eos;
+}
+
+// Samples, emits and decodes one token per step until -n, end of generation or a full context.
+Result<std::vector<int32_t>> generate(const RunFlags& flags, Context& ctx, const std::optional<Tokenizer>& tokenizer,
+                                      SamplerChain& sampler, std::vector<float> logits, Timings& timings) {
+  std::vector<int32_t> generated;
+  const bool stream_text = tokenizer && !flags.print_ids;
+  while (flags.n_predict < 0 || generated.size() < static_cast<size_t>(flags.n_predict)) {
+    auto token = sampler.try_sample(logits);
+    if (!token) return token.error();
+    if (is_end(tokenizer, ctx.model().config(), *token)) break;
+    sampler.accept(*token);
+    generated.push_back(*token);
+    if (stream_text) {
+      fmt::print("{}", tokenizer->token_to_piece(*token));
+      std::fflush(stdout);
+    }
+    if (flags.n_predict >= 0 && generated.size() == static_cast<size_t>(flags.n_predict)) break;
+    if (ctx.n_past() >= ctx.n_ctx()) {
+      fmt::print(stderr, "\nrun: the context ({} positions, -c) is full; stopping\n", ctx.n_ctx());
+      break;
+    }
+    const Stopwatch step;
+    auto next = ctx.decode(std::span<const int32_t>(&generated.back(), 1));
+    if (!next) return next.error();
+    timings.decode_ms += step.ms();
+    ++timings.decode_steps;
+    logits.assign(next->begin(), next->end());
+  }
+  timings.generated = generated.size();
+  if (stream_text && !generated.empty()) fmt::print("\n");
+  return generated;
+}
+
+Result<Model> load_model(const RunFlags& flags, Timings& timings) {
+  const Stopwatch load;
+  auto model = Model::load(flags.model, {.use_mmap = !flags.no_mmap, .mlock = flags.mlock});
+  timings.load_ms = load.ms();
+  if (model) {
+    for (const std::string& warning : model->warnings()) fmt::print(stderr, "run: warning: {}\n", warning);
+  }
+  return model;
+}
+
+int run(const RunFlags& flags) {
+  if (flags.prompt.has_value() == flags.prompt_tokens.has_value()) {
+    return report_error(kCommand, "give exactly one of -p (text) and --prompt-tokens (ids)");
+  }
+  auto sampler = SamplerChain::create(flags.sampling);
+  if (!sampler) return report_error(kCommand, sampler.error().message);
+  Timings timings;
+  auto model = load_model(flags, timings);
+  if (!model) return report_error(kCommand, model.error().message);
+
+  std::optional<Tokenizer> tokenizer;
+  if (auto loaded = Tokenizer::from_gguf(model->file())) {
+    tokenizer = std::move(*loaded);
+  } else if (flags.prompt) {
+    return report_error(kCommand, "-p needs the model's tokenizer: " + loaded.error().message);
+  }
+  auto prompt = prompt_ids(flags, tokenizer);
+  if (!prompt) return report_error(kCommand, prompt.error().message);
+
+  const unsigned threads = flags.threads ? flags.threads : std::max(1u, std::thread::hardware_concurrency());
+  auto ctx = Context::create(*model, {.n_ctx = flags.n_ctx, .n_threads = threads});
+  if (!ctx) return report_error(kCommand, ctx.error().message);
+  if (prompt->size() > ctx->n_ctx()) {
+    return report_error(kCommand, fmt::format("the prompt has {} tokens, more than the context size {} (raise -c)",
+                                              prompt->size(), ctx->n_ctx()));
+  }
+
+  const Stopwatch prompt_time;
+  auto logits = ctx->decode(*prompt, flags.logits_out.empty() ? Logits::Last : Logits::All);
+  if (!logits) return report_error(kCommand, logits.error().message);
+  timings.prompt_ms = prompt_time.ms();
+  timings.prompt_tokens = prompt->size();
+  if (!flags.logits_out.empty()) {
+    if (Status s = write_logits_file(flags.logits_out, *logits); !s) return report_error(kCommand, s.error().message);
+  }
+
+  for (int32_t token : *prompt) sampler->accept(token);
+  const size_t n_vocab = ctx->n_vocab();
+  std::vector<float> last(logits->end() - static_cast<std::ptrdiff_t>(n_vocab), logits->end());
+  auto generated = generate(flags, *ctx, tokenizer, *sampler, std::move(last), timings);
+  if (!generated) return report_error(kCommand, generated.error().message);
+  if (flags.print_ids) fmt::print("{}\n", fmt::join(*generated, ","));
+  print_timings(timings);
+  return 0;
+}
+
+}  // namespace
+
+void add_run_command(Subcommands& commands) {
+  auto flags = std::make_shared<RunFlags>();
+  CLI::App* app = commands.add("run", "Evaluate a prompt and generate text with a GGUF model (CPU)",
+                               [flags] { return run(*flags); });
+  app->add_option("-m,--model", flags->model, "GGUF model file")->required();
+  auto* prompt = app->add_option("-p,--prompt", flags->prompt, "Prompt text (tokenized with BOS)");
+  auto* tokens = app->add_option("--prompt-tokens", flags->prompt_tokens,
+                                 "Prompt as comma-separated token ids, evaluated as one batch");
+  prompt->excludes(tokens);
+  app->add_option("-n,--n-predict", flags->n_predict,
+                  "Tokens to generate (default 128; 0 = evaluate the prompt only; -1 = until end of generation)");
+  app->add_option("-t,--threads", flags->threads, "Threads (default: every hardware thread)");
+  app->add_option("-c,--ctx-size", flags->n_ctx, "Context size in tokens (default: the trained one, at most 4096)");
+  app->add_option("--logits-out", flags->logits_out,
+                  "Write the prompt's logits as float32 [n_tokens][n_vocab], little-endian, to this file");
+  app->add_flag("--print-ids", flags->print_ids, "Print the generated token ids, comma-separated, instead of text");
+  app->add_flag("--no-mmap", flags->no_mmap, "Read the model into memory instead of mapping it");
+  app->add_flag("--mlock", flags->mlock, "Lock the model's memory in RAM");
+  add_sampling_flags(*app, flags->sampling);
+}
+
+}  // namespace infertune

@@ -1,0 +1,21 @@
+#include "kernels/matmul/matmul.h"
+
+namespace infertune {
+
+Status check_matmul_problem(const MatmulProblem& p) {
+  const auto row_bytes = ggml_row_bytes(p.type, p.n_cols);
+  if (!row_bytes) {
+    return fail("matmul: a {} row of {} values is not a whole number of {}-value blocks", ggml_type_name(p.type),
+                p.n_cols, ggml_type_traits(p.type).block_elements);
+  }
+  if (p.weights.size() != *row_bytes * p.n_rows) {
+    return fail("matmul: {} weights of {} rows x {} values need {} bytes, got {}", ggml_type_name(p.type), p.n_rows,
+                p.n_cols, *row_bytes * p.n_rows, p.weights.size());
+  }
+  if (p.n_tokens > 0 && p.n_rows > 0 && (p.x == nullptr || p.y == nullptr)) {
+    return fail("matmul: missing activation or output buffer");
+  }
+  return {};
+}
+
+}  // namespace infertune

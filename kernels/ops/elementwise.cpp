@@ -1,0 +1,26 @@
+#include "kernels/ops/elementwise.h"
+
+#include <cmath>
+#include <cstddef>
+
+namespace infertune {
+
+void add_in_place(std::span<float> x, std::span<const float> y) {
+  for (size_t i = 0; i < x.size(); ++i) x[i] += y[i];
+}
+
+void add_bias_rows(std::span<float> rows, std::span<const float> bias) {
+  const size_t n_cols = bias.size();
+  if (n_cols == 0) return;
+  for (size_t start = 0; start + n_cols <= rows.size(); start += n_cols) {
+    add_in_place(rows.subspan(start, n_cols), bias);
+  }
+}
+
+float silu(float x) { return x / (1.0f + std::exp(-x)); }
+
+void silu_mul(std::span<const float> gate, std::span<const float> up, std::span<float> out) {
+  for (size_t i = 0; i < out.size(); ++i) out[i] = silu(gate[i]) * up[i];
+}
+
+}  // namespace infertune

@@ -1,0 +1,20 @@
+#pragma once
+// The element-wise steps of a transformer block: residual adds, biases, the SwiGLU gate.
+#include <span>
+
+namespace infertune {
+
+// x[i] += y[i]; x, y: [n] (residual connections, biases).
+void add_in_place(std::span<float> x, std::span<const float> y);
+
+// Adds bias [n_cols] to every row of rows [n_rows][n_cols] (rows.size() must be a multiple of n_cols);
+// an empty bias adds nothing.
+void add_bias_rows(std::span<float> rows, std::span<const float> bias);
+
+// SiLU, x * sigmoid(x) = x / (1 + exp(-x)).
+float silu(float x);
+
+// out[i] = silu(gate[i]) * up[i]; gate, up, out: [n]. out may alias gate or up.
+void silu_mul(std::span<const float> gate, std::span<const float> up, std::span<float> out);
+
+}  // namespace infertune

@@ -1,0 +1,11 @@
+#pragma once
+// RMS normalization as llama-family models use it: out = x / sqrt(mean(x^2) + eps) * gain.
+#include <span>
+
+namespace infertune {
+
+// x, gain, out: [n]. out may alias x. The sum of squares is accumulated in double (as ggml does), so the
+// result does not depend on the order of the values.
+void rms_norm(std::span<const float> x, std::span<const float> gain, float eps, std::span<float> out);
+
+}  // namespace infertune

@@ -1,0 +1,84 @@
+// Every weight type the engine accepts, in the synthesized tiny model, against the same model with each
+// tensor decoded to f32: both run float activations over bit-identical weight values, so the logits must
+// agree to float rounding. Catches a kernel that reads a block layout wrongly, or a type that loads but
+// is computed with the wrong codec.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <set>
+
+#include "forward_test_models.h"
+
+namespace infertune {
+namespace {
+
+struct TypeCase {
+  const char* file_type;  // as `synth --type` takes it
+  bool pure;              // every weight in the base type
+  GgmlType expect;        // a type the model must then contain
+  ModelArch arch = ModelArch::Llama;
+  GgmlType also = expect;  // and a second one (the mixes)
+};
+
+class ForwardTypesTest : public ::testing::TestWithParam<TypeCase> {};
+
+TEST_P(ForwardTypesTest, MatchesF32ForwardOnDequantizedWeights) {
+  const TypeCase& tc = GetParam();
+  auto bytes = test::synth_tiny(tc.arch, tc.file_type, tc.pure);
+  ASSERT_TRUE(bytes.ok()) << bytes.error().message;
+  auto model = Model::from_bytes(std::move(*bytes), tc.file_type);
+  ASSERT_TRUE(model.ok()) << model.error().message;
+
+  std::set<GgmlType> types;
+  for (const GgufTensorInfo& t : model->file().tensors()) types.insert(t.type);
+  for (GgmlType type : {tc.expect, tc.also}) {
+    ASSERT_TRUE(types.contains(type)) << "the synthesized model has no " << ggml_type_name(type) << " tensor";
+  }
+
+  auto f32_bytes = test::rewrite_gguf(model->file(), {.dequantize = true});
+  ASSERT_TRUE(f32_bytes.ok()) << f32_bytes.error().message;
+  auto f32_model = Model::from_bytes(std::move(*f32_bytes), "dequantized");
+  ASSERT_TRUE(f32_model.ok()) << f32_model.error().message;
+
+  const auto tokens = test::test_tokens(24);
+  auto got = test::logits_all(*model, tokens);
+  auto want = test::logits_all(*f32_model, tokens);
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  ASSERT_TRUE(want.ok()) << want.error().message;
+  const test::LogitsDiff d = test::logits_diff(*got, *want);
+  std::cout << fmt::format("[type] {:7} {:5} vs f32 of its weights: max/std {:.2e} rms/std {:.2e}\n", tc.file_type,
+                           tc.arch == ModelArch::Llama ? "llama" : "qwen2", d.max_over_std, d.rms_over_std);
+  EXPECT_LE(d.max_over_std, 1e-5);
+}
+
+const TypeCase kCases[] = {
+    {"f32", false, GgmlType::F32},
+    {"f16", false, GgmlType::F16},
+    {"bf16", false, GgmlType::BF16},
+    {"q4_0", true, GgmlType::Q4_0},
+    {"q4_1", true, GgmlType::Q4_1},
+    {"q5_0", true, GgmlType::Q5_0},
+    {"q5_1", true, GgmlType::Q5_1},
+    {"q8_0", true, GgmlType::Q8_0},
+    {"q2_k", true, GgmlType::Q2_K},
+    {"q3_K", true, GgmlType::Q3_K},
+    {"q4_K", true, GgmlType::Q4_K},
+    {"q5_K", true, GgmlType::Q5_K},
+    {"q6_k", true, GgmlType::Q6_K},
+    {"iq4_nl", true, GgmlType::IQ4_NL},
+    {"iq4_xs", true, GgmlType::IQ4_XS},
+    {"q4_k_m", false, GgmlType::Q4_K, ModelArch::Llama, GgmlType::Q6_K},
+    {"q8_0", false, GgmlType::Q8_0, ModelArch::Qwen2},
+};
+
+std::string case_name(const ::testing::TestParamInfo<TypeCase>& info) {
+  return fmt::format("{}_{}{}_{}", info.param.file_type, info.param.pure ? "pure_" : "",
+                     ggml_type_name(info.param.expect), model_arch_name(info.param.arch));
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryType, ForwardTypesTest, ::testing::ValuesIn(kCases), case_name);
+
+}  // namespace
+}  // namespace infertune
