@@ -139,10 +139,13 @@ SequenceResult run_sequence(const Model& model, const FixtureCase& fc, const std
 
 class ForwardFixtureTest : public ::testing::TestWithParam<FixtureCase> {};
 
-// BF16: llama.cpp rounds the activations to bf16 before its BF16 dot products (ggml's vec_dot_type), a
-// float-activation engine measures 2.6e-3..2.9e-3 against it (F16, with 8x finer rounding: 3e-4). The
-// README's 2e-3 is met for F16 only; BF16 is held to 4e-3.
-double half_tolerance(const char* model) { return std::string_view(model).ends_with("BF16") ? 4e-3 : 2e-3; }
+// BF16: the README's 2e-3 cannot be met by any engine on this reference, llama.cpp included. llama.cpp
+// rounds activations to bf16 before its BF16 dot products (ggml's vec_dot_type), and that rounding is not
+// reproducible across builds: llama.cpp itself (llama-cpp-python 0.3.36, AVX-512 BF16, 2 threads) measured
+// rms/std = 2.77e-3 against fixture-llama-BF16.seqB, while this engine (float activations) measured 2.57e-3
+// against the reference and 2.57e-3 against that llama.cpp run. BF16 is therefore held to 3e-3, just above
+// llama.cpp's own distance from its reference; F16 (8x finer rounding, measured 3.6e-4) keeps 2e-3.
+double half_tolerance(const char* model) { return std::string_view(model).ends_with("BF16") ? 3e-3 : 2e-3; }
 
 TEST_P(ForwardFixtureTest, MatchesLlamaCppLogits) {
   const FixtureCase& fc = GetParam();
