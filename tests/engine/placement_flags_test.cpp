@@ -1,0 +1,90 @@
+// add_placement_flags: llama.cpp's names parse into PlacementOptions, absent flags keep llama.cpp's
+// defaults, -tb arrives through the alias rewrite, and bad values are refused naming the flag.
+#include "engine/threading/placement_flags.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace infertune {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// Parses like the dispatcher does: the alias rewrite, then CLI11 (which takes the arguments reversed).
+std::string parse(PlacementOptions& options, std::vector<std::string> args) {
+  CLI::App app("test");
+  add_placement_flags(app, options);
+  rewrite_flag_aliases(args, placement_flag_aliases());
+  std::reverse(args.begin(), args.end());
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(PlacementFlags, ParsesLlamaCppNames) {
+  PlacementOptions options;
+  ASSERT_EQ(parse(options, {"-t", "4", "-tb", "8", "-C", "0xF0", "--cpu-strict", "1", "--numa", "distribute", "--prio",
+                            "2", "--poll", "0"}),
+            "");
+  EXPECT_EQ(options.threads, 4);
+  EXPECT_EQ(options.threads_batch, 8);
+  EXPECT_EQ(options.cpu_mask, "0xF0");
+  EXPECT_TRUE(options.cpu_strict);
+  EXPECT_EQ(options.numa, NumaMode::distribute);
+  EXPECT_EQ(options.priority, 2);
+  EXPECT_EQ(options.poll, 0);
+  PlacementOptions long_names;
+  ASSERT_EQ(parse(long_names, {"--threads", "3", "--threads-batch=5", "--cpu-mask", "0-3,8", "--numa", "numactl"}), "");
+  EXPECT_EQ(long_names.threads, 3);
+  EXPECT_EQ(long_names.threads_batch, 5);
+  EXPECT_EQ(long_names.cpu_mask, "0-3,8");
+  EXPECT_EQ(long_names.numa, NumaMode::numactl);
+  PlacementOptions equals;
+  ASSERT_EQ(parse(equals, {"-tb=7", "--numa=isolate"}), "");
+  EXPECT_EQ(equals.threads_batch, 7);
+  EXPECT_EQ(equals.numa, NumaMode::isolate);
+}
+
+TEST(PlacementFlags, AbsentFlagsKeepLlamaCppDefaults) {
+  PlacementOptions options;
+  ASSERT_EQ(parse(options, {}), "");
+  EXPECT_EQ(options.threads, kAutoThreads);        // -> physical cores, in plan_placement
+  EXPECT_EQ(options.threads_batch, kAutoThreads);  // -> same as -t
+  EXPECT_EQ(options.cpu_mask, "");
+  EXPECT_FALSE(options.cpu_strict);
+  EXPECT_EQ(options.numa, NumaMode::none);
+  EXPECT_EQ(options.priority, 0);
+  EXPECT_EQ(options.poll, 50);
+}
+
+TEST(PlacementFlags, BadValuesNameTheFlag) {
+  struct Case {
+    std::vector<std::string> args;
+    const char* flag;
+  };
+  for (const Case& c : std::vector<Case>{{{"--numa", "interleave"}, "--numa"},
+                                         {{"--prio", "4"}, "--prio"},
+                                         {{"--prio", "-1"}, "--prio"},
+                                         {{"--poll", "101"}, "--poll"},
+                                         {{"-C", "0xZZ"}, "--cpu-mask"},
+                                         {{"-C", "3-1"}, "--cpu-mask"},
+                                         {{"-t", "many"}, "--threads"},
+                                         {{"--cpu-strict", "2"}, "--cpu-strict"}}) {
+    PlacementOptions options;
+    const std::string error = parse(options, c.args);
+    EXPECT_THAT(error, HasSubstr(c.flag)) << c.args[0] << " " << c.args[1];
+  }
+}
+
+TEST(PlacementFlags, AliasRewriteStopsAtDoubleDashAndLeavesOthersAlone) {
+  std::vector<std::string> args{"-t", "2", "-tb", "4", "-tbx", "--", "-tb"};
+  rewrite_flag_aliases(args, placement_flag_aliases());
+  EXPECT_THAT(args, ElementsAre("-t", "2", "--threads-batch", "4", "-tbx", "--", "-tb"));
+}
+
+}  // namespace
+}  // namespace infertune
