@@ -16,13 +16,7 @@ Status forward_llama(const ForwardPass& pass, const ForwardBatch& batch) {
   const ParallelFor& threads = pass.threads;
   const size_t n = batch.tokens.size();
 
-  const auto x = rows(s.x, n, c.n_embd);
-  const auto xn = rows(s.xn, n, c.n_embd);
-  const auto q = rows(s.q, n, c.q_dim());
-  const auto k = rows(s.k, n, c.k_dim());
-  const auto v = rows(s.v, n, c.v_dim());
-  const auto attn = rows(s.attn, n, c.attn_out_dim());
-  const auto proj = rows(s.proj, n, c.n_embd);
+  const auto [x, xn, q, k, v, attn, proj] = block_activations(s, c, n);
 
   if (Status st = embed_tokens(w.token_embd, batch.tokens, x); !st) return st;
   for (uint32_t il = 0; il < c.n_layers; ++il) {

@@ -22,6 +22,12 @@ size_t min_chunk_for(size_t work_per_item) {
 
 }  // namespace
 
+BlockActivations block_activations(ForwardScratch& s, const ModelConfig& c, size_t n) {
+  return {rows(s.x, n, c.n_embd),       rows(s.xn, n, c.n_embd), rows(s.q, n, c.q_dim()),
+          rows(s.k, n, c.k_dim()),      rows(s.v, n, c.v_dim()), rows(s.attn, n, c.attn_out_dim()),
+          rows(s.proj, n, c.n_embd)};
+}
+
 Status embed_tokens(const WeightMatrix& table, std::span<const int32_t> tokens, std::span<float> x) {
   const size_t n_embd = table.n_cols;
   for (size_t t = 0; t < tokens.size(); ++t) {

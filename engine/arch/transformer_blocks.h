@@ -21,6 +21,14 @@ inline std::span<float> rows(std::vector<float>& buffer, size_t n_rows, size_t w
   return {buffer.data(), n_rows * width};
 }
 
+// The per-token activations of one block, as views of the scratch buffers sized for n tokens:
+// x [n][n_embd] (the residual stream), xn [n][n_embd] (normed), q [n][q_dim], k [n][k_dim], v [n][v_dim],
+// attn [n][attn_out_dim], proj [n][n_embd] (a sub-layer's output before it is added to x).
+struct BlockActivations {
+  std::span<float> x, xn, q, k, v, attn, proj;
+};
+BlockActivations block_activations(ForwardScratch& scratch, const ModelConfig& config, size_t n_tokens);
+
 // x[i] = row tokens[i] of the embedding table; x: [n_tokens][n_embd].
 Status embed_tokens(const WeightMatrix& table, std::span<const int32_t> tokens, std::span<float> x);
 

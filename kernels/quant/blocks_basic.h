@@ -4,6 +4,7 @@
 // have no padding; the static asserts pin the sizes to ggml's (kernels/ggml_type.cpp holds the same numbers,
 // tests/kernels/quant_basic_test.cpp checks that they agree). Blocks inside a row need not be aligned, so the
 // codecs copy them in and out with load_block / store_block instead of casting pointers.
+#include "kernels/quant/block_io.h"
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -114,16 +115,7 @@ inline void pack_5bit_codes(const uint8_t* codes, uint8_t* qs, uint8_t* qh) {
   for (int i = 0; i < 4; ++i) qh[i] = static_cast<uint8_t>(high >> (8 * i));
 }
 
-template <class Block>
-Block load_block(const void* row, int64_t index) {
-  Block block;
-  std::memcpy(&block, static_cast<const std::byte*>(row) + index * static_cast<int64_t>(sizeof(Block)), sizeof(Block));
-  return block;
-}
-
-template <class Block>
-void store_block(void* row, int64_t index, const Block& block) {
-  std::memcpy(static_cast<std::byte*>(row) + index * static_cast<int64_t>(sizeof(Block)), &block, sizeof(Block));
-}
+using infertune::load_block;
+using infertune::store_block;
 
 }  // namespace infertune::basic_quant

@@ -3,6 +3,7 @@
 // GGUF tensors. All fields are byte arrays or 2-byte halves, so the structs have no padding; the static
 // asserts pin the sizes to ggml's. Blocks in a row are not guaranteed to be aligned, so codecs copy them in
 // and out with load_block / store_block instead of casting pointers.
+#include "kernels/quant/block_io.h"
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -68,16 +69,7 @@ static_assert(sizeof(BlockQ5K) == 176);
 static_assert(sizeof(BlockQ6K) == 210);
 static_assert(sizeof(BlockQ8K) == 292);
 
-template <class Block>
-Block load_block(const void* row, int64_t index) {
-  Block block;
-  std::memcpy(&block, static_cast<const std::byte*>(row) + index * static_cast<int64_t>(sizeof(Block)), sizeof(Block));
-  return block;
-}
-
-template <class Block>
-void store_block(void* row, int64_t index, const Block& block) {
-  std::memcpy(static_cast<std::byte*>(row) + index * static_cast<int64_t>(sizeof(Block)), &block, sizeof(Block));
-}
+using infertune::load_block;
+using infertune::store_block;
 
 }  // namespace infertune::kquant
