@@ -178,7 +178,9 @@ TEST_P(ForwardFixtureTest, MatchesLlamaCppLogits) {
   const double agreement = static_cast<double>(argmax_matches) / static_cast<double>(positions);
   std::cout << fmt::format("[fixture] {:28} argmax agreement over both sequences {}/{} = {:.2f}%\n", fc.model,
                            argmax_matches, positions, 100 * agreement);
-  if (fc.precision == Precision::Quantized) EXPECT_GE(agreement, 0.95);
+  if (fc.precision == Precision::Quantized) {
+    EXPECT_GE(agreement, 0.95);
+  }
 }
 
 std::vector<FixtureCase> all_cases() {
