@@ -46,14 +46,26 @@ Result<MatmulKernel> MatmulRegistry::find(GgmlType type) const {
   return best->kernel;
 }
 
-const MatmulRegistry& matmul_registry() {
-  static const MatmulRegistry registry = [] {
+namespace {
+
+MatmulRegistry& process_registry() {
+  static MatmulRegistry registry = [] {
     std::optional<std::string> forced;
     if (const char* env = std::getenv("INFERTUNE_KERNEL"); env && *env) forced = env;
     return MatmulRegistry(compiled_matmul_variants(), forced);
   }();
   return registry;
 }
+
+}  // namespace
+
+const MatmulRegistry& matmul_registry() { return process_registry(); }
+
+ScopedMatmulVariant::ScopedMatmulVariant(std::optional<std::string> forced) : saved_(process_registry()) {
+  process_registry() = MatmulRegistry(compiled_matmul_variants(), std::move(forced));
+}
+
+ScopedMatmulVariant::~ScopedMatmulVariant() { process_registry() = std::move(saved_); }
 
 Status matmul(const MatmulProblem& problem) {
   if (Status s = check_matmul_problem(problem); !s) return s;

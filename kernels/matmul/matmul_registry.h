@@ -51,6 +51,20 @@ std::vector<MatmulVariant> compiled_matmul_variants();
 // The process-wide registry: the compiled variants, forced by INFERTUNE_KERNEL when set. Built once.
 const MatmulRegistry& matmul_registry();
 
+// Replaces the process-wide registry with one forcing `forced` (nullopt: the best variant) for the object's
+// lifetime, then restores it. For tests and benchmarks that compare variants in one process; not to be used
+// while another thread runs matmuls.
+class ScopedMatmulVariant {
+ public:
+  explicit ScopedMatmulVariant(std::optional<std::string> forced);
+  ~ScopedMatmulVariant();
+  ScopedMatmulVariant(const ScopedMatmulVariant&) = delete;
+  ScopedMatmulVariant& operator=(const ScopedMatmulVariant&) = delete;
+
+ private:
+  MatmulRegistry saved_;
+};
+
 // Runs rows [0, n_rows) of the problem on the calling thread with the registry's kernel for its type.
 Status matmul(const MatmulProblem& problem);
 

@@ -1,7 +1,8 @@
 // Every weight type the engine accepts, in the synthesized tiny model, against the same model with each
-// tensor decoded to f32: both run float activations over bit-identical weight values, so the logits must
-// agree to float rounding. Catches a kernel that reads a block layout wrongly, or a type that loads but
-// is computed with the wrong codec.
+// tensor decoded to f32. On the scalar reference kernels both run float activations over bit-identical
+// weight values, so the logits must agree to float rounding: this catches a type that loads but is
+// decoded wrongly. (The SIMD kernels quantize activations to int8; they are held to the scalar kernels by
+// tests/kernels/matmul_simd_accuracy_test.cpp and to llama.cpp by the fixture tests.)
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include <set>
 
 #include "forward_test_models.h"
+#include "kernels/matmul/matmul_registry.h"
 
 namespace infertune {
 namespace {
@@ -26,6 +28,7 @@ class ForwardTypesTest : public ::testing::TestWithParam<TypeCase> {};
 
 TEST_P(ForwardTypesTest, MatchesF32ForwardOnDequantizedWeights) {
   const TypeCase& tc = GetParam();
+  const ScopedMatmulVariant scalar_kernels("scalar");
   auto bytes = test::synth_tiny(tc.arch, tc.file_type, tc.pure);
   ASSERT_TRUE(bytes.ok()) << bytes.error().message;
   auto model = Model::from_bytes(std::move(*bytes), tc.file_type);

@@ -53,7 +53,7 @@ TEST_P(ScalarMatmulTest, MatchesDoubleProductOfDecodedWeights) {
   std::vector<float> y(kTokens * kRows, -999.0f);
   const MatmulProblem problem{type, w.bytes, kRows, kCols, x.data(), kTokens, y.data()};
   ASSERT_TRUE(check_matmul_problem(problem).ok());
-  auto kernel = matmul_registry().find(type);
+  auto kernel = MatmulRegistry(compiled_matmul_variants(), std::string("scalar")).find(type);
   ASSERT_TRUE(kernel.ok()) << kernel.error().message;
 
   // Rows [2, 5) only: the rest of y stays as it was.
