@@ -2,8 +2,13 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "bench/bench_commands.h"
 #include "engine/engine_commands.h"
+#include "engine/threading/placement_flags.h"
 #include "sweeps/version_info.h"
 
 int main(int argc, char** argv) {
@@ -16,8 +21,12 @@ int main(int argc, char** argv) {
   infertune::register_engine_commands(commands);
   infertune::register_bench_commands(commands);
 
+  // llama.cpp's multi-letter short flags (-tb) reach CLI11 as their long forms.
+  std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
+  infertune::rewrite_flag_aliases(args, infertune::placement_flag_aliases());
+  std::reverse(args.begin(), args.end());  // CLI11 takes a vector last argument first
   try {
-    app.parse(argc, argv);
+    app.parse(std::move(args));
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }

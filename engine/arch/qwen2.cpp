@@ -29,7 +29,7 @@ Status forward_qwen2(const ForwardPass& pass, const ForwardBatch& batch) {
     add_bias_rows(v, layer.attn_v_bias);
     rope_queries_keys(pass.rope, batch.first_pos, n, c.head_dim, q, c.n_head, k, c.n_head_kv);
     store_kv(pass.cache, il, batch.first_pos, n, k, v);
-    causal_attention(threads, pass.cache, il, c, batch.first_pos, n, q, attn);
+    if (Status st = causal_attention(threads, pass.cache, il, c, batch.first_pos, n, q, attn); !st) return st;
     if (Status st = linear(threads, layer.attn_output, attn, n, proj); !st) return st;
     add_in_place(x, proj);
 

@@ -16,6 +16,10 @@ namespace {
 // Below this many multiply-adds a chunk is not worth a thread of its own.
 constexpr size_t kMinWorkPerChunk = 1 << 16;
 
+// Matmul kernels compute any range of whole rows, so one row is their granularity; thread boundaries are
+// still kept on 16 rows so that no two threads write into one 64-byte line of an output row.
+constexpr size_t kRowGranule = 16;
+
 size_t min_chunk_for(size_t work_per_item) {
   return std::max<size_t>(1, kMinWorkPerChunk / std::max<size_t>(1, work_per_item));
 }
@@ -23,9 +27,8 @@ size_t min_chunk_for(size_t work_per_item) {
 }  // namespace
 
 BlockActivations block_activations(ForwardScratch& s, const ModelConfig& c, size_t n) {
-  return {rows(s.x, n, c.n_embd),       rows(s.xn, n, c.n_embd), rows(s.q, n, c.q_dim()),
-          rows(s.k, n, c.k_dim()),      rows(s.v, n, c.v_dim()), rows(s.attn, n, c.attn_out_dim()),
-          rows(s.proj, n, c.n_embd)};
+  return {rows(s.x, n, c.n_embd),  rows(s.xn, n, c.n_embd),           rows(s.q, n, c.q_dim()),  rows(s.k, n, c.k_dim()),
+          rows(s.v, n, c.v_dim()), rows(s.attn, n, c.attn_out_dim()), rows(s.proj, n, c.n_embd)};
 }
 
 Status embed_tokens(const WeightMatrix& table, std::span<const int32_t> tokens, std::span<float> x) {
@@ -52,8 +55,12 @@ Status linear(const ParallelFor& threads, const WeightMatrix& w, std::span<const
   auto kernel = matmul_registry().find(w.type);
   if (!kernel) return fail("{}: {}", w.name, kernel.error().message);
   const MatmulFn fn = kernel->fn;
-  threads.run(
-      w.n_rows, [&](size_t begin, size_t end) { fn(problem, begin, end); }, min_chunk_for(w.n_cols * n_tokens));
+  // Static split: thread i always gets the same rows of W, so each thread streams its own slice of the
+  // weights (the same slice on every call, warm in its core's caches when it fits).
+  Status s = threads.run(
+      w.n_rows, [&](size_t begin, size_t end) { fn(problem, begin, end); }, min_chunk_for(w.n_cols * n_tokens),
+      kRowGranule);
+  if (!s) return fail("{}: {}", w.name, s.error().message);
   return {};
 }
 
@@ -103,8 +110,8 @@ void attend_one_head(const KvCache& cache, uint32_t layer, const ModelConfig& c,
 
 }  // namespace
 
-void causal_attention(const ParallelFor& threads, const KvCache& cache, uint32_t layer, const ModelConfig& c,
-                      uint32_t first_pos, size_t n_tokens, std::span<const float> q, std::span<float> out) {
+Status causal_attention(const ParallelFor& threads, const KvCache& cache, uint32_t layer, const ModelConfig& c,
+                        uint32_t first_pos, size_t n_tokens, std::span<const float> q, std::span<float> out) {
   const uint32_t n_gqa = c.n_gqa();
   // Items are (token, query head) pairs; each writes its own slice of out.
   auto work = [&](size_t begin, size_t end) {
@@ -120,7 +127,9 @@ void causal_attention(const ParallelFor& threads, const KvCache& cache, uint32_t
     }
   };
   const size_t keys = first_pos + n_tokens;
-  threads.run(n_tokens * c.n_head, work, min_chunk_for(keys * (c.head_dim + c.head_dim_v)));
+  Status s = threads.run(n_tokens * c.n_head, work, min_chunk_for(keys * (c.head_dim + c.head_dim_v)));
+  if (!s) return fail("attention, layer {}: {}", layer, s.error().message);
+  return {};
 }
 
 Status swiglu_ffn(const ParallelFor& threads, const LayerWeights& layer, const ModelConfig& c, ForwardScratch& s,

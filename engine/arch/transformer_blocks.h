@@ -50,9 +50,9 @@ void store_kv(KvCache& cache, uint32_t layer, uint32_t first_pos, size_t n_token
 
 // Causal multi-head attention with grouped KV heads: query head h of token t (at position first_pos + t)
 // attends to cached positions 0..first_pos + t of KV head h / n_gqa, scores scaled by 1/sqrt(head_dim).
-// q: [n_tokens][n_head * head_dim] -> out: [n_tokens][n_head * head_dim_v].
-void causal_attention(const ParallelFor& threads, const KvCache& cache, uint32_t layer, const ModelConfig& config,
-                      uint32_t first_pos, size_t n_tokens, std::span<const float> q, std::span<float> out);
+// q: [n_tokens][n_head * head_dim] -> out: [n_tokens][n_head * head_dim_v]. Errors come from the pool.
+Status causal_attention(const ParallelFor& threads, const KvCache& cache, uint32_t layer, const ModelConfig& config,
+                        uint32_t first_pos, size_t n_tokens, std::span<const float> q, std::span<float> out);
 
 // SwiGLU feed-forward: proj = W_down (silu(W_gate xn) * (W_up xn)), over scratch.xn -> scratch.proj.
 Status swiglu_ffn(const ParallelFor& threads, const LayerWeights& layer, const ModelConfig& config,

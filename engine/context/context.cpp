@@ -33,9 +33,22 @@ Result<Context> Context::create(const Model& model, const ContextParams& params)
   if (p.n_ctx == 0) p.n_ctx = std::min(c.n_ctx_train, kDefaultContextCap);
   if (p.n_ubatch == 0) p.n_ubatch = 512;
   if (p.n_threads == 0) p.n_threads = 1;
+  if (p.n_threads_batch == 0) p.n_threads_batch = p.n_threads;
   auto cache = KvCache::create(c.n_layers, p.n_ctx, c.k_dim(), c.v_dim());
   if (!cache) return cache.error();
-  return Context(model, p, std::move(*cache), forward, *rope);
+  std::unique_ptr<ThreadPool> own_pool;
+  if (p.pool == nullptr) {
+    ThreadPoolConfig config;
+    config.n_threads = std::max(p.n_threads, p.n_threads_batch);
+    auto pool = ThreadPool::create(config);
+    if (!pool) return pool.error();
+    own_pool = std::move(*pool);
+  }
+  return Context(model, p, std::move(*cache), std::move(own_pool), forward, *rope);
+}
+
+ParallelFor Context::threads_for(size_t n_tokens) const {
+  return ParallelFor(*pool_, n_tokens > 1 ? params_.n_threads_batch : params_.n_threads);
 }
 
 Status Context::check_batch(std::span<const int32_t> tokens) const {
@@ -67,9 +80,10 @@ Result<std::span<const float>> Context::decode(std::span<const int32_t> tokens, 
   }
   if (Status s = scratch_.reserve(model_->config(), piece_max); !s) return s.error();
 
-  const ForwardPass pass{*model_, cache_, threads_, scratch_, rope_};
   for (size_t start = 0; start < tokens.size(); start += piece_max) {
     const size_t n = std::min(piece_max, tokens.size() - start);
+    const ParallelFor threads = threads_for(n);
+    const ForwardPass pass{*model_, cache_, threads, scratch_, rope_};
     const bool last_piece = start + n == tokens.size();
     ForwardBatch batch;
     batch.tokens = tokens.subspan(start, n);

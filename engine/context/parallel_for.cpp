@@ -1,33 +1,25 @@
 #include "engine/context/parallel_for.h"
 
 #include <algorithm>
-#include <system_error>
-#include <thread>
-#include <vector>
+
+#include "engine/threading/static_split.h"
 
 namespace infertune {
 
-void ParallelFor::run(size_t n_items, const std::function<void(size_t, size_t)>& fn, size_t min_chunk) const {
-  if (n_items == 0) return;
-  const size_t max_chunks = std::max<size_t>(1, n_items / std::max<size_t>(1, min_chunk));
-  const size_t n_chunks = std::min<size_t>(n_threads_, max_chunks);
-  if (n_chunks == 1) {
-    fn(0, n_items);
-    return;
-  }
-  // Chunk c covers [c * n / k, (c + 1) * n / k): sizes differ by at most one item.
-  auto bounds = [&](size_t c) { return c * n_items / n_chunks; };
-  std::vector<std::thread> workers;
-  workers.reserve(n_chunks - 1);
-  for (size_t c = 1; c < n_chunks; ++c) {
-    try {
-      workers.emplace_back(fn, bounds(c), bounds(c + 1));
-    } catch (const std::system_error&) {
-      fn(bounds(c), bounds(c + 1));
-    }
-  }
-  fn(bounds(0), bounds(1));
-  for (std::thread& worker : workers) worker.join();
+ParallelFor::ParallelFor(ThreadPool& pool, unsigned n_threads)
+    : pool_(&pool), n_threads_(std::clamp(n_threads, 1u, pool.size())) {}
+
+Status ParallelFor::run(size_t n_items, RangeFn fn, size_t min_chunk, size_t granule) const {
+  if (n_items == 0) return {};
+  granule = std::max<size_t>(granule, 1);
+  // A part is at least min_chunk items, rounded up to whole granules.
+  const size_t part_min = (std::max<size_t>(min_chunk, 1) + granule - 1) / granule * granule;
+  const size_t parts = std::clamp<size_t>(n_items / part_min, 1, n_threads_);
+  // One part wakes no worker: the caller runs it (through the pool, which catches what it throws).
+  return pool_->run(static_cast<unsigned>(parts), [&](unsigned thread, unsigned n) {
+    const IndexRange range = split_range(n_items, n, thread, granule);
+    if (!range.empty()) fn(range.begin, range.end);
+  });
 }
 
 }  // namespace infertune

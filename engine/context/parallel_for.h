@@ -1,23 +1,31 @@
 #pragma once
-// A minimal parallel-for over std::threads, started per call: enough to split a matmul's weight rows
-// between -t N threads. (A persistent pool with CPU placement replaces it later; the interface stays.)
+// The forward pass's view of the thread pool: a pool (persistent workers, placed once, see
+// engine/threading/thread_pool.h) and how many of its threads this step uses (-t for one-token steps, -tb
+// for batches). Cheap to copy; the pool must outlive it. The calling thread works as thread 0.
 #include <cstddef>
-#include <functional>
+
+#include "engine/threading/thread_pool.h"
+#include "kernels/result.h"
 
 namespace infertune {
 
 class ParallelFor {
  public:
-  explicit ParallelFor(unsigned n_threads) : n_threads_(n_threads == 0 ? 1 : n_threads) {}
+  using RangeFn = ThreadPool::RangeFn;
+
+  // n_threads in [1, pool.size()]; 0 or more is clamped into that range.
+  ParallelFor(ThreadPool& pool, unsigned n_threads);
 
   unsigned n_threads() const { return n_threads_; }
 
-  // Splits [0, n_items) into at most n_threads() contiguous chunks of at least min_chunk items and runs
-  // fn(begin, end) on each, the calling thread taking the first; returns when all are done. fn must not
-  // throw. When a thread cannot be started its chunk runs on the calling thread.
-  void run(size_t n_items, const std::function<void(size_t begin, size_t end)>& fn, size_t min_chunk = 1) const;
+  // Splits [0, n_items) statically into at most n_threads() contiguous ranges of at least min_chunk items,
+  // every boundary on a multiple of `granule` (sizes differ by at most one granule), and runs fn(begin, end)
+  // on each, thread i always taking the i-th range; returns when all are done. fn must not throw. Errors
+  // (from the pool: a nested or concurrent call, a task that threw) are returned.
+  Status run(size_t n_items, RangeFn fn, size_t min_chunk = 1, size_t granule = 1) const;
 
  private:
+  ThreadPool* pool_;
   unsigned n_threads_;
 };
 

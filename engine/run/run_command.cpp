@@ -9,7 +9,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "engine/context/context.h"
@@ -19,6 +18,10 @@
 #include "engine/run/token_list.h"
 #include "engine/sampling/sampler_chain.h"
 #include "engine/sampling/sampling_flags.h"
+#include "engine/threading/placement.h"
+#include "engine/threading/placement_flags.h"
+#include "engine/threading/thread_pool.h"
+#include "engine/threading/topology.h"
 #include "engine/tokenizer/tokenizer.h"
 
 namespace infertune {
@@ -31,7 +34,7 @@ struct RunFlags {
   std::optional<std::string> prompt;         // -p
   std::optional<std::string> prompt_tokens;  // --prompt-tokens
   int32_t n_predict = 128;                   // -n; -1: until end of generation or a full context
-  unsigned threads = 0;                      // 0: every hardware thread
+  PlacementOptions placement;                // -t, -tb, -C, --cpu-strict, --numa, --prio, --poll
   uint32_t n_ctx = 0;                        // 0: the Context's default
   SamplingParams sampling;
   std::string logits_out;
@@ -116,6 +119,27 @@ Result<std::vector<int32_t>> generate(const RunFlags& flags, Context& ctx, const
   return generated;
 }
 
+// The machine's topology and the pool placed on it per the thread flags; the topology outlives the pool.
+struct PlacedPool {
+  Topology topology;
+  PlacementPlan plan;
+  std::unique_ptr<ThreadPool> pool;
+};
+
+Result<std::unique_ptr<PlacedPool>> start_pool(const PlacementOptions& options) {
+  auto topology = Topology::load_machine();
+  if (!topology) return topology.error();
+  auto plan = plan_placement(*topology, options);
+  if (!plan) return plan.error();
+  auto placed = std::make_unique<PlacedPool>(PlacedPool{std::move(*topology), std::move(*plan), nullptr});
+  auto pool = ThreadPool::create(pool_config(placed->plan, &placed->topology));
+  if (!pool) return pool.error();
+  placed->pool = std::move(*pool);
+  for (const std::string& warning : placed->plan.warnings) fmt::print(stderr, "run: warning: {}\n", warning);
+  for (const std::string& warning : placed->pool->warnings()) fmt::print(stderr, "run: warning: {}\n", warning);
+  return placed;
+}
+
 Result<Model> load_model(const RunFlags& flags, Timings& timings) {
   const Stopwatch load;
   auto model = Model::load(flags.model, {.use_mmap = !flags.no_mmap, .mlock = flags.mlock});
@@ -145,8 +169,13 @@ int run(const RunFlags& flags) {
   auto prompt = prompt_ids(flags, tokenizer);
   if (!prompt) return report_error(kCommand, prompt.error().message);
 
-  const unsigned threads = flags.threads ? flags.threads : std::max(1u, std::thread::hardware_concurrency());
-  auto ctx = Context::create(*model, {.n_ctx = flags.n_ctx, .n_threads = threads});
+  auto placed = start_pool(flags.placement);
+  if (!placed) return report_error(kCommand, placed.error().message);
+  const PlacementPlan& plan = (*placed)->plan;
+  auto ctx = Context::create(*model, {.n_ctx = flags.n_ctx,
+                                      .n_threads = plan.n_threads,
+                                      .n_threads_batch = plan.n_threads_batch,
+                                      .pool = (*placed)->pool.get()});
   if (!ctx) return report_error(kCommand, ctx.error().message);
   if (prompt->size() > ctx->n_ctx()) {
     return report_error(kCommand, fmt::format("the prompt has {} tokens, more than the context size {} (raise -c)",
@@ -185,7 +214,6 @@ void add_run_command(Subcommands& commands) {
   prompt->excludes(tokens);
   app->add_option("-n,--n-predict", flags->n_predict,
                   "Tokens to generate (default 128; 0 = evaluate the prompt only; -1 = until end of generation)");
-  app->add_option("-t,--threads", flags->threads, "Threads (default: every hardware thread)");
   app->add_option("-c,--ctx-size", flags->n_ctx, "Context size in tokens (default: the trained one, at most 4096)");
   app->add_option("--logits-out", flags->logits_out,
                   "Write the prompt's logits as float32 [n_tokens][n_vocab], little-endian, to this file");
@@ -193,6 +221,7 @@ void add_run_command(Subcommands& commands) {
   app->add_flag("--no-mmap", flags->no_mmap, "Read the model into memory instead of mapping it");
   app->add_flag("--mlock", flags->mlock, "Lock the model's memory in RAM");
   add_sampling_flags(*app, flags->sampling);
+  add_placement_flags(*app, flags->placement);
 }
 
 }  // namespace infertune

@@ -112,6 +112,23 @@ TEST_P(ForwardCacheTest, ThreadCountDoesNotChangeLogits) {
   EXPECT_EQ(*one, *three);  // each output element is computed by one thread in a fixed order
 }
 
+// -t for single tokens and -tb for batches, on one pool shared by two contexts in turn: the same logits as
+// one thread, for the batch steps and the one-token steps alike.
+TEST_P(ForwardCacheTest, SharedPoolWithSeparateBatchThreadsMatchesOneThread) {
+  ThreadPoolConfig config;
+  config.n_threads = 3;
+  auto pool = ThreadPool::create(config);
+  ASSERT_TRUE(pool.ok()) << pool.error().message;
+  const auto tokens = test::test_tokens(12);
+  const std::array<size_t, 5> pieces = {7, 1, 1, 2, 1};
+  Context alone = context({.n_ctx = 32, .n_threads = 1});
+  const std::vector<float> want = decode_in_pieces(alone, tokens, pieces);
+  for (unsigned threads : {1u, 2u}) {
+    Context shared = context({.n_ctx = 32, .n_threads = threads, .n_threads_batch = 3, .pool = pool->get()});
+    EXPECT_EQ(decode_in_pieces(shared, tokens, pieces), want) << "-t " << threads << " -tb 3";
+  }
+}
+
 TEST_P(ForwardCacheTest, FullContextIsAnErrorAndKeepsTheCache) {
   Context ctx = context({.n_ctx = 8});
   const auto tokens = test::test_tokens(8);

@@ -40,7 +40,9 @@ TEST_P(ForwardTypesTest, MatchesF32ForwardOnDequantizedWeights) {
     ASSERT_TRUE(types.contains(type)) << "the synthesized model has no " << ggml_type_name(type) << " tensor";
   }
 
-  auto f32_bytes = test::rewrite_gguf(model->file(), {.dequantize = true});
+  test::GgufEdit decode_everything;
+  decode_everything.dequantize = true;
+  auto f32_bytes = test::rewrite_gguf(model->file(), decode_everything);
   ASSERT_TRUE(f32_bytes.ok()) << f32_bytes.error().message;
   auto f32_model = Model::from_bytes(std::move(*f32_bytes), "dequantized");
   ASSERT_TRUE(f32_model.ok()) << f32_model.error().message;

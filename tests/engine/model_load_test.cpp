@@ -83,7 +83,9 @@ TEST(ModelLoadTest, MlockLocksOrWarns) {
   ASSERT_TRUE(model.ok()) << model.error().message;
   // A small RLIMIT_MEMLOCK makes mlock fail; that is a warning, never a load failure.
   EXPECT_TRUE(model->locked() || !model->warnings().empty());
-  if (!model->locked()) EXPECT_THAT(model->warnings()[0], HasSubstr("mlock"));
+  if (!model->locked()) {
+    EXPECT_THAT(model->warnings()[0], HasSubstr("mlock"));
+  }
 }
 
 TEST(ModelLoadTest, MissingFileNamesThePath) {
