@@ -79,6 +79,23 @@ inline void unpack_scale_min_6bit(int j, const uint8_t* packed, uint8_t* scale, 
   }
 }
 
+// The float scale and min of the two 32-value sub-blocks of 64-value chunk `chunk` of a q4_K / q5_K
+// super-block, as ggml's decoder computes them (d * scale, dmin * min).
+struct ChunkScaleMin {
+  float d1, m1, d2, m2;
+};
+inline ChunkScaleMin chunk_scale_min(float d, float dmin, const uint8_t* packed, int chunk) {
+  uint8_t sc, m;
+  ChunkScaleMin out;
+  unpack_scale_min_6bit(2 * chunk, packed, &sc, &m);
+  out.d1 = d * sc;
+  out.m1 = dmin * m;
+  unpack_scale_min_6bit(2 * chunk + 1, packed, &sc, &m);
+  out.d2 = d * sc;
+  out.m2 = dmin * m;
+  return out;
+}
+
 // The part of the q4_K / q5_K encoders that the two share (ggml's quantize_row_q{4,5}_K_ref without the
 // bit packing): per 32-value sub-block fit_scale_min_groups with weights sqrt(mean x^2) + |x|, then 6-bit
 // quantization of the 8 scales and mins against the super-block's d and dmin, then the final codes

@@ -38,13 +38,7 @@ void dequantize_q4_K(const void* src, float* dst, int64_t n) {
     const float min = f16_to_f32(block.dmin);
     float* y = dst + b * kSuperBlock;
     for (int chunk = 0; chunk < 4; ++chunk) {
-      uint8_t sc, m;
-      kquant::unpack_scale_min_6bit(2 * chunk, block.scales, &sc, &m);
-      const float d1 = d * sc;
-      const float m1 = min * m;
-      kquant::unpack_scale_min_6bit(2 * chunk + 1, block.scales, &sc, &m);
-      const float d2 = d * sc;
-      const float m2 = min * m;
+      const auto [d1, m1, d2, m2] = kquant::chunk_scale_min(d, min, block.scales, chunk);
       const uint8_t* q = block.qs + 32 * chunk;
       for (int l = 0; l < 32; ++l) y[l] = d1 * (q[l] & 0xF) - m1;
       for (int l = 0; l < 32; ++l) y[32 + l] = d2 * (q[l] >> 4) - m2;

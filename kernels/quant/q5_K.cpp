@@ -48,13 +48,7 @@ void dequantize_q5_K(const void* src, float* dst, int64_t n) {
     const float min = f16_to_f32(block.dmin);
     float* y = dst + b * kSuperBlock;
     for (int chunk = 0; chunk < 4; ++chunk) {
-      uint8_t sc, m;
-      kquant::unpack_scale_min_6bit(2 * chunk, block.scales, &sc, &m);
-      const float d1 = d * sc;
-      const float m1 = min * m;
-      kquant::unpack_scale_min_6bit(2 * chunk + 1, block.scales, &sc, &m);
-      const float d2 = d * sc;
-      const float m2 = min * m;
+      const auto [d1, m1, d2, m2] = kquant::chunk_scale_min(d, min, block.scales, chunk);
       const uint8_t* q = block.qs + 32 * chunk;
       const unsigned low_bit = 1u << (2 * chunk);
       const unsigned high_bit = 2u << (2 * chunk);
