@@ -18,6 +18,8 @@
 #include <cstring>
 
 #include "kernels/matmul/activation_quant.h"
+#include "kernels/matmul/avx2/x86_float_kernels.h"
+#include "kernels/matmul/avx2/x86_simd_helpers.h"
 #include "kernels/matmul/matmul.h"
 #include "kernels/quant/blocks_basic.h"
 #include "kernels/quant/blocks_k.h"
@@ -26,53 +28,6 @@ namespace infertune::x86 {
 namespace {
 
 using kquant::BlockQ8K;
-
-// ---- small helpers ----------------------------------------------------------------------------------
-
-inline float half_at(const uint8_t* p) {
-  uint16_t bits;
-  std::memcpy(&bits, p, 2);
-  return _cvtsh_ss(bits);
-}
-
-inline float hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
-
-inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
-inline __m128i load128(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
-
-// 16 bytes of nibbles -> 32 codes: byte j (< 16) the low nibble of qs[j], byte 16 + j its high nibble
-// (the 32-value formats' nibble order).
-inline __m256i unpack_nibbles(const uint8_t* qs) {
-  const __m128i raw = load128(qs);
-  return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(raw, 4), raw), _mm256_set1_epi8(0x0F));
-}
-
-// Bit j of `bits` -> byte j = 0xFF when set, 0 when clear (j < 32).
-inline __m256i bytes_from_bits(uint32_t bits) {
-  // Byte j takes byte j / 8 of bits, then everything but bit j % 8 is forced on.
-  const __m256i spread = _mm256_shuffle_epi8(
-      _mm256_set1_epi32(static_cast<int>(bits)),
-      _mm256_setr_epi64x(0x0000000000000000, 0x0101010101010101, 0x0202020202020202, 0x0303030303030303));
-  const __m256i others = _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe);
-  return _mm256_cmpeq_epi8(_mm256_or_si256(spread, others), _mm256_set1_epi64x(-1));
-}
-
-inline uint32_t u32_at(const uint8_t* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-
-// Signed weights w times signed activations x, 4-product sums in int32 lanes (sign trick: |w| * sign(x, w)).
-template <class Isa>
-inline __m256i dot_signed(__m256i acc, __m256i w, __m256i x) {
-  return Isa::dot(acc, _mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w));
-}
 
 // ---- 32-value formats against ActBlockQ8 --------------------------------------------------------------
 // Each returns sum over the nb blocks of one weight row (`w`, packed blocks) times one activation row.
@@ -415,71 +370,9 @@ float dot_iq4_xs(const uint8_t* w, const BlockQ8K* x, size_t nb) {
   return hsum(acc);
 }
 
-// ---- float formats against float activations ----------------------------------------------------------
-// n values, any n (the scalar tail handles the last n % 8).
-
-inline float dot_f32(const uint8_t* w, const float* x, size_t n) {
-  const auto* wf = reinterpret_cast<const float*>(w);  // unaligned loads only (loadu / memcpy)
-  __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
-  size_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    a0 = _mm256_fmadd_ps(_mm256_loadu_ps(wf + i), _mm256_loadu_ps(x + i), a0);
-    a1 = _mm256_fmadd_ps(_mm256_loadu_ps(wf + i + 8), _mm256_loadu_ps(x + i + 8), a1);
-    a2 = _mm256_fmadd_ps(_mm256_loadu_ps(wf + i + 16), _mm256_loadu_ps(x + i + 16), a2);
-    a3 = _mm256_fmadd_ps(_mm256_loadu_ps(wf + i + 24), _mm256_loadu_ps(x + i + 24), a3);
-  }
-  for (; i + 8 <= n; i += 8) a0 = _mm256_fmadd_ps(_mm256_loadu_ps(wf + i), _mm256_loadu_ps(x + i), a0);
-  float sum = hsum(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
-  for (; i < n; ++i) {
-    float v;
-    std::memcpy(&v, w + 4 * i, 4);
-    sum += v * x[i];
-  }
-  return sum;
-}
-
-inline __m256 load_f16x8(const uint8_t* p) { return _mm256_cvtph_ps(load128(p)); }
-inline __m256 load_bf16x8(const uint8_t* p) {
-  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(load128(p)), 16));
-}
-inline float bf16_at(const uint8_t* p) {
-  uint16_t bits;
-  std::memcpy(&bits, p, 2);
-  const uint32_t f = static_cast<uint32_t>(bits) << 16;
-  float v;
-  std::memcpy(&v, &f, 4);
-  return v;
-}
-
-// F16 / BF16 rows: 2-byte values widened to float 8 at a time.
-template <__m256 (*Load8)(const uint8_t*), float (*Load1)(const uint8_t*)>
-float dot_half_row(const uint8_t* w, const float* x, size_t n) {
-  __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
-  size_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    a0 = _mm256_fmadd_ps(Load8(w + 2 * i), _mm256_loadu_ps(x + i), a0);
-    a1 = _mm256_fmadd_ps(Load8(w + 2 * i + 16), _mm256_loadu_ps(x + i + 8), a1);
-    a2 = _mm256_fmadd_ps(Load8(w + 2 * i + 32), _mm256_loadu_ps(x + i + 16), a2);
-    a3 = _mm256_fmadd_ps(Load8(w + 2 * i + 48), _mm256_loadu_ps(x + i + 24), a3);
-  }
-  for (; i + 8 <= n; i += 8) a0 = _mm256_fmadd_ps(Load8(w + 2 * i), _mm256_loadu_ps(x + i), a0);
-  float sum = hsum(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
-  for (; i < n; ++i) sum += Load1(w + 2 * i) * x[i];
-  return sum;
-}
-
-inline float dot_f16(const uint8_t* w, const float* x, size_t n) { return dot_half_row<load_f16x8, half_at>(w, x, n); }
-inline float dot_bf16(const uint8_t* w, const float* x, size_t n) {
-  return dot_half_row<load_bf16x8, bf16_at>(w, x, n);
-}
-
 // ---- row loops ----------------------------------------------------------------------------------------
 // Each thread owns rows [row_begin, row_end); activations are quantized once per call, and every weight
 // row is dotted with all tokens while it is in cache.
-
-inline const uint8_t* weight_bytes(const MatmulProblem& p) {
-  return reinterpret_cast<const uint8_t*>(p.weights.data());
-}
 
 template <float (*Dot)(const uint8_t*, const ActBlockQ8*, size_t)>
 void matmul_q8_act(const MatmulProblem& p, size_t row_begin, size_t row_end) {
@@ -502,18 +395,6 @@ void matmul_q8k_act(const MatmulProblem& p, size_t row_begin, size_t row_end) {
   const uint8_t* w = weight_bytes(p);
   for (size_t r = row_begin; r < row_end; ++r) {
     for (size_t t = 0; t < p.n_tokens; ++t) p.y[t * p.n_rows + r] = Dot(w + r * row_bytes, act + t * nb, nb);
-  }
-}
-
-template <float (*Dot)(const uint8_t*, const float*, size_t)>
-void matmul_float_act(const MatmulProblem& p, size_t row_begin, size_t row_end) {
-  if (row_begin >= row_end || p.n_tokens == 0) return;
-  const size_t row_bytes = p.weights.size() / p.n_rows;
-  const uint8_t* w = weight_bytes(p);
-  for (size_t r = row_begin; r < row_end; ++r) {
-    for (size_t t = 0; t < p.n_tokens; ++t) {
-      p.y[t * p.n_rows + r] = Dot(w + r * row_bytes, p.x + t * p.n_cols, p.n_cols);
-    }
   }
 }
 
