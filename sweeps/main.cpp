@@ -8,7 +8,9 @@
 
 #include "bench/bench_commands.h"
 #include "engine/engine_commands.h"
+#include "engine/context/context_flags.h"
 #include "engine/threading/placement_flags.h"
+#include "sweeps/sweeps_commands.h"
 #include "sweeps/version_info.h"
 
 int main(int argc, char** argv) {
@@ -20,10 +22,13 @@ int main(int argc, char** argv) {
   infertune::Subcommands commands(app);
   infertune::register_engine_commands(commands);
   infertune::register_bench_commands(commands);
+  infertune::register_sweeps_commands(commands);
 
-  // llama.cpp's multi-letter short flags (-tb) reach CLI11 as their long forms.
+  // llama.cpp's multi-letter short flags (-tb, -ngl, ...) reach CLI11 as their long forms.
   std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
   infertune::rewrite_flag_aliases(args, infertune::placement_flag_aliases());
+  infertune::rewrite_flag_aliases(args, infertune::context_flag_aliases());
+  infertune::rewrite_flag_aliases(args, infertune::bench_flag_aliases());
   std::reverse(args.begin(), args.end());  // CLI11 takes a vector last argument first
   try {
     app.parse(std::move(args));

@@ -1,7 +1,8 @@
 #pragma once
 // What an architecture's forward pass gets: the model, the context's KV cache, threads and scratch
-// buffers, and one batch of tokens at consecutive positions. Each architecture is one file (llama.cpp,
-// qwen2.cpp, ...) with one function of type ArchForwardFn; architectures.cpp maps ModelArch to it.
+// buffers, and one ubatch of tokens with their positions, cache cells and attention lists (KvUbatch).
+// Each architecture is one file (llama.cpp, qwen2.cpp, ...) with one function of type ArchForwardFn;
+// architectures.cpp maps ModelArch to it.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -9,7 +10,9 @@
 
 #include "engine/context/kv_cache.h"
 #include "engine/context/parallel_for.h"
+#include "kernels/attention/attention.h"
 #include "engine/model/model.h"
+#include "kernels/matmul/quantized_activations.h"
 #include "kernels/ops/rope.h"
 #include "kernels/result.h"
 
@@ -27,6 +30,8 @@ struct ForwardScratch {
   std::vector<float> gate;  // [capacity][n_ff]
   std::vector<float> up;    // [capacity][n_ff]
   std::vector<float> proj;  // [capacity][n_embd] a sub-layer's output before the residual add
+  QuantizedActivations xq;  // the input of the current projections, quantized (see quantize_input)
+  std::vector<AttentionScratch> attention;  // [pool threads] the attention kernels' working memory
 
   // Allocates for `n_tokens` tokens; an error (not an exception) when memory runs out.
   Status reserve(const ModelConfig& config, size_t n_tokens);
@@ -41,14 +46,14 @@ struct ForwardPass {
 };
 
 struct ForwardBatch {
-  std::span<const int32_t> tokens;  // [n_tokens] ids, already checked to be < n_vocab
-  uint32_t first_pos = 0;           // tokens[i] is at position first_pos + i; all < cache.n_ctx()
-  bool all_logits = false;          // false: only the last token's logits
-  std::span<float> logits;          // [all_logits ? n_tokens : 1][n_vocab]; empty: no logits wanted
+  std::span<const int32_t> tokens;        // [n_tokens] ids, already checked to be < n_vocab
+  const KvUbatch& kv;                     // positions, cache cells and what each token attends to
+  std::span<const uint32_t> output_rows;  // tokens whose logits are wanted, ascending (empty: none)
+  std::span<float> logits;                // [output_rows.size()][n_vocab]
 };
 
-// Evaluates the batch: writes K/V of its positions into the cache (attending causally to every earlier
-// position there) and the requested logits.
+// Evaluates the batch: writes K/V of its tokens into their cells (each token attending to the keys its
+// KvUbatch group lists: its sequence's, up to its position) and the requested logits.
 using ArchForwardFn = Status (*)(const ForwardPass& pass, const ForwardBatch& batch);
 
 Status forward_llama(const ForwardPass& pass, const ForwardBatch& batch);  // engine/arch/llama.cpp

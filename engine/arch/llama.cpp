@@ -23,13 +23,14 @@ Status forward_llama(const ForwardPass& pass, const ForwardBatch& batch) {
     const LayerWeights& layer = w.layers[il];
 
     rms_norm_rows(x, layer.attn_norm, c.rms_eps, xn);
-    if (Status st = linear(threads, layer.attn_q, xn, n, q); !st) return st;
-    if (Status st = linear(threads, layer.attn_k, xn, n, k); !st) return st;
-    if (Status st = linear(threads, layer.attn_v, xn, n, v); !st) return st;
-    rope_queries_keys(pass.rope, batch.first_pos, n, c.head_dim, q, c.n_head, k, c.n_head_kv);
-    store_kv(pass.cache, il, batch.first_pos, n, k, v);
-    if (Status st = causal_attention(threads, pass.cache, il, c, batch.first_pos, n, q, attn); !st) return st;
-    if (Status st = linear(threads, layer.attn_output, attn, n, proj); !st) return st;
+    if (Status st = quantize_input(threads, {&layer.attn_q, &layer.attn_k, &layer.attn_v}, xn, n, s.xq); !st) return st;
+    if (Status st = linear(threads, layer.attn_q, s.xq, q); !st) return st;
+    if (Status st = linear(threads, layer.attn_k, s.xq, k); !st) return st;
+    if (Status st = linear(threads, layer.attn_v, s.xq, v); !st) return st;
+    rope_queries_keys(pass.rope, batch.kv, n, c.head_dim, q, c.n_head, k, c.n_head_kv);
+    store_kv(pass.cache, il, batch.kv, n, k, v);
+    if (Status st = causal_attention(threads, pass.cache, il, c, batch.kv, n, q, attn, s.attention); !st) return st;
+    if (Status st = linear(threads, layer.attn_output, attn, n, proj, s.xq); !st) return st;
     add_in_place(x, proj);
 
     rms_norm_rows(x, layer.ffn_norm, c.rms_eps, xn);

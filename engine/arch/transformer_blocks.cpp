@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/attention/attention.h"
 #include "kernels/matmul/matmul_registry.h"
 #include "kernels/matmul/scalar_matmul.h"
+#include "kernels/onednn/gemm_selection.h"
 #include "kernels/ops/elementwise.h"
 #include "kernels/ops/embedding.h"
 #include "kernels/ops/rms_norm.h"
@@ -48,28 +50,79 @@ void rms_norm_rows(std::span<const float> x, std::span<const float> gain, float 
   }
 }
 
-Status linear(const ParallelFor& threads, const WeightMatrix& w, std::span<const float> x, size_t n_tokens,
-              std::span<float> y) {
-  const MatmulProblem problem{w.type, w.data, w.n_rows, w.n_cols, x.data(), n_tokens, y.data()};
+namespace {
+
+// The product of one weight matrix as built by a linear() overload, rows split between the threads.
+Status run_linear(const ParallelFor& threads, const WeightMatrix& w, const MatmulProblem& problem) {
+  const size_t n_tokens = problem.n_tokens;
   if (Status s = check_matmul_problem(problem); !s) return fail("{}: {}", w.name, s.error().message);
   auto kernel = matmul_registry().find(w.type);
   if (!kernel) return fail("{}: {}", w.name, kernel.error().message);
   const MatmulFn fn = kernel->fn;
   // Static split: thread i always gets the same rows of W, so each thread streams its own slice of the
   // weights (the same slice on every call, warm in its core's caches when it fits).
-  Status s = threads.run(
-      w.n_rows, [&](size_t begin, size_t end) { fn(problem, begin, end); }, min_chunk_for(w.n_cols * n_tokens),
-      kRowGranule);
+  const auto run_rows = [&](MatmulFn rows_fn, const MatmulProblem& p) {
+    return threads.run(
+        p.n_rows, [&](size_t begin, size_t end) { rows_fn(p, begin, end); }, min_chunk_for(w.n_cols * n_tokens),
+        kRowGranule);
+  };
+  // Float weights in a batch run on our kernel or oneDNN, whichever a measurement found faster for the shape.
+  Status s = float_gemm_applies(problem) ? run_float_gemm(problem, fn, threads.n_threads(), run_rows)
+                                         : run_rows(fn, problem);
   if (!s) return fail("{}: {}", w.name, s.error().message);
   return {};
 }
 
-void rope_queries_keys(const RopeParams& rope, uint32_t first_pos, size_t n_tokens, uint32_t head_dim,
+}  // namespace
+
+Status quantize_input(const ParallelFor& threads, std::initializer_list<const WeightMatrix*> readers,
+                      std::span<const float> x, size_t n_tokens, QuantizedActivations& xq) {
+  GgmlType types[8];
+  size_t n_types = 0;
+  for (const WeightMatrix* w : readers) {
+    if (n_types < std::size(types)) types[n_types++] = w->type;
+  }
+  const WeightMatrix& first = **readers.begin();
+  if (x.size() < n_tokens * first.n_cols) {
+    return fail("{}: input of {} floats for {} tokens x {} values", first.name, x.size(), n_tokens, first.n_cols);
+  }
+  if (Status s = xq.prepare(x.data(), n_tokens, first.n_cols, std::span(types, n_types)); !s) {
+    return fail("{}: {}", first.name, s.error().message);
+  }
+  // Token ranges on whole activation panels, so that no two threads write into one panel.
+  Status s = threads.run(
+      n_tokens, [&](size_t begin, size_t end) { xq.quantize(begin, end); }, min_chunk_for(8 * first.n_cols),
+      kPanelTokens);
+  if (!s) return fail("{}: quantizing the input: {}", first.name, s.error().message);
+  return {};
+}
+
+Status linear(const ParallelFor& threads, const WeightMatrix& w, const QuantizedActivations& xq, std::span<float> y) {
+  if (!xq.has(activation_format(w.type))) {
+    return fail("{}: the input was not quantized for {} weights", w.name, ggml_type_name(w.type));
+  }
+  return run_linear(threads, w, {w.type, w.data, w.n_rows, w.n_cols, xq.x(), xq.n_tokens(), y.data(), &xq});
+}
+
+Status linear(const ParallelFor& threads, const WeightMatrix& w, std::span<const float> x, size_t n_tokens,
+              std::span<float> y, QuantizedActivations& xq) {
+  if (Status s = quantize_input(threads, {&w}, x, n_tokens, xq); !s) return s;
+  return linear(threads, w, xq, y);
+}
+
+Status linear(const ParallelFor& threads, const WeightMatrix& w, std::span<const float> x, size_t n_tokens,
+              std::span<float> y) {
+  thread_local QuantizedActivations xq;
+  return linear(threads, w, x, n_tokens, y, xq);
+}
+
+void rope_queries_keys(const RopeParams& rope, const KvUbatch& kv, size_t n_tokens, uint32_t head_dim,
                        std::span<float> q, uint32_t n_head, std::span<float> k, uint32_t n_head_kv) {
   std::vector<float> cos(rope.n_rot / 2);
   std::vector<float> sin(rope.n_rot / 2);
   for (size_t t = 0; t < n_tokens; ++t) {
-    rope_angles(rope, static_cast<int64_t>(first_pos) + static_cast<int64_t>(t), cos, sin);
+    // Tokens of several sequences often share a position; the angles are computed once for a run of them.
+    if (t == 0 || kv.positions[t] != kv.positions[t - 1]) rope_angles(rope, kv.positions[t], cos, sin);
     for (uint32_t h = 0; h < n_head; ++h) rope_rotate(rope, cos, sin, q.subspan((t * n_head + h) * head_dim, head_dim));
     for (uint32_t h = 0; h < n_head_kv; ++h) {
       rope_rotate(rope, cos, sin, k.subspan((t * n_head_kv + h) * head_dim, head_dim));
@@ -77,57 +130,87 @@ void rope_queries_keys(const RopeParams& rope, uint32_t first_pos, size_t n_toke
   }
 }
 
-void store_kv(KvCache& cache, uint32_t layer, uint32_t first_pos, size_t n_tokens, std::span<const float> k,
+void store_kv(KvCache& cache, uint32_t layer, const KvUbatch& kv, size_t n_tokens, std::span<const float> k,
               std::span<const float> v) {
-  const size_t k_dim = cache.k_dim();
-  const size_t v_dim = cache.v_dim();
+  const KvLayout& l = cache.storage().layout();
+  const size_t k_dim = static_cast<size_t>(l.n_head_kv) * l.head_dim_k;
+  const size_t v_dim = static_cast<size_t>(l.n_head_kv) * l.head_dim_v;
   for (size_t t = 0; t < n_tokens; ++t) {
-    const auto pos = static_cast<uint32_t>(first_pos + t);
-    std::copy_n(k.data() + t * k_dim, k_dim, cache.k(layer, pos));
-    std::copy_n(v.data() + t * v_dim, v_dim, cache.v(layer, pos));
+    cache.storage().write_k(layer, kv.cells[t], k.subspan(t * k_dim, k_dim));
+    cache.storage().write_v(layer, kv.cells[t], v.subspan(t * v_dim, v_dim));
   }
 }
 
 namespace {
 
-// One query head of one token: softmax(q . K[0..n_keys) * scale) . V[0..n_keys) -> out [head_dim_v].
-void attend_one_head(const KvCache& cache, uint32_t layer, const ModelConfig& c, uint32_t kv_head, const float* q,
-                     uint32_t n_keys, std::vector<float>& scores, std::vector<double>& acc, float* out) {
-  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-  scores.resize(n_keys);
-  for (uint32_t j = 0; j < n_keys; ++j) {
-    const float* key = cache.k(layer, j) + static_cast<size_t>(kv_head) * c.head_dim;
-    scores[j] = static_cast<float>(dot_f32_double(q, key, c.head_dim)) * scale;
+// Query rows per attention task: enough that a decoded key tile serves many queries, few enough that a
+// prompt splits into many tasks.
+constexpr size_t kQueryRowsPerTask = 16;
+
+// One task: a block of rows of one group, one KV head.
+struct AttentionTask {
+  uint32_t group;
+  uint32_t kv_head;
+  uint32_t first_row;  // within the group
+  uint32_t n_rows;
+};
+
+// Tasks of the later rows (which see more keys) first, so the dynamic hand-out ends with the small ones.
+void list_tasks(const KvUbatch& kv, uint32_t n_head_kv, std::vector<AttentionTask>& tasks) {
+  tasks.clear();
+  const auto groups = kv.active_groups();
+  for (uint32_t g = 0; g < groups.size(); ++g) {
+    const size_t n_rows = groups[g].rows.size();
+    for (size_t end = n_rows; end > 0;) {
+      const size_t begin = end > kQueryRowsPerTask ? end - kQueryRowsPerTask : 0;
+      for (uint32_t h = 0; h < n_head_kv; ++h) {
+        tasks.push_back({g, h, static_cast<uint32_t>(begin), static_cast<uint32_t>(end - begin)});
+      }
+      end = begin;
+    }
   }
-  softmax(scores);
-  acc.assign(c.head_dim_v, 0.0);
-  for (uint32_t j = 0; j < n_keys; ++j) {
-    const float* value = cache.v(layer, j) + static_cast<size_t>(kv_head) * c.head_dim_v;
-    for (uint32_t d = 0; d < c.head_dim_v; ++d) acc[d] += static_cast<double>(scores[j]) * value[d];
-  }
-  for (uint32_t d = 0; d < c.head_dim_v; ++d) out[d] = static_cast<float>(acc[d]);
 }
 
 }  // namespace
 
 Status causal_attention(const ParallelFor& threads, const KvCache& cache, uint32_t layer, const ModelConfig& c,
-                        uint32_t first_pos, size_t n_tokens, std::span<const float> q, std::span<float> out) {
+                        const KvUbatch& kv, size_t n_tokens, std::span<const float> q, std::span<float> out,
+                        std::span<AttentionScratch> scratch) {
+  auto kernels = attention_kernels();
+  if (!kernels) return fail("attention, layer {}: {}", layer, kernels.error().message);
+  const AttentionFn fn = kv.flash_attention ? kernels->flash : kernels->standard;
+  if (scratch.size() < threads.n_threads()) return fail("attention: scratch for {} threads", threads.n_threads());
+  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   const uint32_t n_gqa = c.n_gqa();
-  // Items are (token, query head) pairs; each writes its own slice of out.
-  auto work = [&](size_t begin, size_t end) {
-    std::vector<float> scores;
-    std::vector<double> acc;
-    for (size_t item = begin; item < end; ++item) {
-      const size_t t = item / c.n_head;
-      const auto h = static_cast<uint32_t>(item % c.n_head);
-      const float* q_head = q.data() + (t * c.n_head + h) * c.head_dim;
-      float* out_head = out.data() + (t * c.n_head + h) * c.head_dim_v;
-      const auto n_keys = static_cast<uint32_t>(first_pos + t + 1);
-      attend_one_head(cache, layer, c, h / n_gqa, q_head, n_keys, scores, acc, out_head);
-    }
+  const auto groups = kv.active_groups();
+  auto problem_for = [&](const AttentionTask& task) {
+    const KvAttentionGroup& g = groups[task.group];
+    AttentionProblem p;
+    p.q = q.data() + static_cast<size_t>(task.kv_head) * n_gqa * c.head_dim;
+    p.q_stride = c.q_dim();
+    p.rows = std::span<const uint32_t>(g.rows).subspan(task.first_row, task.n_rows);
+    p.n_heads = n_gqa;
+    p.n_keys = std::span<const uint32_t>(g.n_keys).subspan(task.first_row, task.n_rows);
+    p.cells = g.key_cells;
+    p.k = cache.storage().k_head(layer, task.kv_head);
+    p.v = cache.storage().v_head(layer, task.kv_head);
+    p.scale = scale;
+    p.out = out.data() + static_cast<size_t>(task.kv_head) * n_gqa * c.head_dim_v;
+    p.out_stride = c.attn_out_dim();
+    return p;
   };
-  const size_t keys = first_pos + n_tokens;
-  Status s = threads.run(n_tokens * c.n_head, work, min_chunk_for(keys * (c.head_dim + c.head_dim_v)));
+  // Every group checked once, whole (the tasks are its slices), before any thread runs.
+  for (uint32_t g = 0; g < groups.size(); ++g) {
+    AttentionProblem whole = problem_for({g, 0, 0, static_cast<uint32_t>(groups[g].rows.size())});
+    for (uint32_t r : whole.rows) {
+      if (r >= n_tokens) return fail("attention, layer {}: row {} of {} tokens", layer, r, n_tokens);
+    }
+    if (Status s = check_attention_problem(whole); !s) return fail("attention, layer {}: {}", layer, s.error().message);
+  }
+  std::vector<AttentionTask> tasks;
+  list_tasks(kv, c.n_head_kv, tasks);
+  Status s =
+      threads.tasks(tasks.size(), [&](size_t i, unsigned thread) { fn(problem_for(tasks[i]), scratch[thread]); });
   if (!s) return fail("attention, layer {}: {}", layer, s.error().message);
   return {};
 }
@@ -137,24 +220,35 @@ Status swiglu_ffn(const ParallelFor& threads, const LayerWeights& layer, const M
   const auto xn = rows(s.xn, n, c.n_embd);
   const auto gate = rows(s.gate, n, c.n_ff);
   const auto up = rows(s.up, n, c.n_ff);
-  if (Status st = linear(threads, layer.ffn_gate, xn, n, gate); !st) return st;
-  if (Status st = linear(threads, layer.ffn_up, xn, n, up); !st) return st;
-  silu_mul(gate, up, gate);
-  return linear(threads, layer.ffn_down, gate, n, rows(s.proj, n, c.n_embd));
+  // gate and up read xn quantized once.
+  if (Status st = quantize_input(threads, {&layer.ffn_gate, &layer.ffn_up}, xn, n, s.xq); !st) return st;
+  if (Status st = linear(threads, layer.ffn_gate, s.xq, gate); !st) return st;
+  if (Status st = linear(threads, layer.ffn_up, s.xq, up); !st) return st;
+  // Token rows split between the threads (a prompt's [n][n_ff] is too much for one).
+  Status st = threads.run(
+      n,
+      [&](size_t begin, size_t end) {
+        const size_t first = begin * c.n_ff, count = (end - begin) * c.n_ff;
+        silu_mul(gate.subspan(first, count), up.subspan(first, count), gate.subspan(first, count));
+      },
+      min_chunk_for(c.n_ff));
+  if (!st) return fail("ffn, silu: {}", st.error().message);
+  return linear(threads, layer.ffn_down, gate, n, rows(s.proj, n, c.n_embd), s.xq);
 }
 
 Status output_logits(const ForwardPass& pass, const ForwardBatch& batch) {
   const ModelConfig& c = pass.model.config();
   const ModelWeights& w = pass.model.weights();
-  const size_t n = batch.tokens.size();
-  if (batch.logits.empty()) return {};
-  // Only the rows whose logits are wanted go through the (large) output projection.
-  const size_t first = batch.all_logits ? 0 : n - 1;
-  const size_t n_out = n - first;
-  const std::span<const float> x(pass.scratch.x.data() + first * c.n_embd, n_out * c.n_embd);
+  const size_t n_out = batch.output_rows.size();
+  if (n_out == 0) return {};
+  // Only the rows whose logits are wanted go through the (large) output projection: row i of xn is the
+  // normed x of token output_rows[i].
   const auto xn = rows(pass.scratch.xn, n_out, c.n_embd);
-  rms_norm_rows(x, w.output_norm, c.rms_eps, xn);
-  return linear(pass.threads, w.output, xn, n_out, batch.logits.first(n_out * c.n_vocab));
+  for (size_t i = 0; i < n_out; ++i) {
+    const std::span<const float> x(pass.scratch.x.data() + batch.output_rows[i] * c.n_embd, c.n_embd);
+    rms_norm_rows(x, w.output_norm, c.rms_eps, xn.subspan(i * c.n_embd, c.n_embd));
+  }
+  return linear(pass.threads, w.output, xn, n_out, batch.logits.first(n_out * c.n_vocab), pass.scratch.xq);
 }
 
 Status ForwardScratch::reserve(const ModelConfig& c, size_t n_tokens) {

@@ -4,6 +4,7 @@
 // together top to bottom.
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "engine/context/kv_cache.h"
 #include "engine/context/parallel_for.h"
 #include "engine/model/model.h"
+#include "kernels/matmul/quantized_activations.h"
 #include "kernels/ops/rope.h"
 #include "kernels/result.h"
 
@@ -35,30 +37,47 @@ Status embed_tokens(const WeightMatrix& table, std::span<const int32_t> tokens, 
 // out[t] = rms_norm(x[t]) * gain for every row; x, out: [n_tokens][gain.size()].
 void rms_norm_rows(std::span<const float> x, std::span<const float> gain, float eps, std::span<float> out);
 
-// y[n_tokens][w.n_rows] = x[n_tokens][w.n_cols] * W^T, weight rows split between the threads.
+// x [n_tokens][n_cols] quantized once, token ranges split between the threads, into xq for every weight
+// matrix in `readers` (the projections that read this input: q/k/v, gate/up; all n_cols wide). Float
+// weight types need nothing quantized. xq keeps a pointer to x.
+Status quantize_input(const ParallelFor& threads, std::initializer_list<const WeightMatrix*> readers,
+                      std::span<const float> x, size_t n_tokens, QuantizedActivations& xq);
+
+// y[n_tokens][w.n_rows] = x[n_tokens][w.n_cols] * W^T, weight rows split between the threads, from x as
+// quantized by quantize_input (w among its readers; an error otherwise).
+Status linear(const ParallelFor& threads, const WeightMatrix& w, const QuantizedActivations& xq, std::span<float> y);
+
+// The same for an input only w reads: quantizes x into xq, then the product.
+Status linear(const ParallelFor& threads, const WeightMatrix& w, std::span<const float> x, size_t n_tokens,
+              std::span<float> y, QuantizedActivations& xq);
+
+// The same with the quantized input in a buffer of the calling thread (for callers without scratch).
 Status linear(const ParallelFor& threads, const WeightMatrix& w, std::span<const float> x, size_t n_tokens,
               std::span<float> y);
 
 // Rotates every query head q [n_tokens][n_head * head_dim] and key head k [n_tokens][n_head_kv * head_dim]
-// of token t by the angles of position first_pos + t.
-void rope_queries_keys(const RopeParams& rope, uint32_t first_pos, size_t n_tokens, uint32_t head_dim,
+// of token t by the angles of its position kv.positions[t].
+void rope_queries_keys(const RopeParams& rope, const KvUbatch& kv, size_t n_tokens, uint32_t head_dim,
                        std::span<float> q, uint32_t n_head, std::span<float> k, uint32_t n_head_kv);
 
-// Copies k [n_tokens][k_dim] and v [n_tokens][v_dim] into the cache at positions first_pos...
-void store_kv(KvCache& cache, uint32_t layer, uint32_t first_pos, size_t n_tokens, std::span<const float> k,
+// Encodes k [n_tokens][k_dim] and v [n_tokens][v_dim] of token t into layer `layer` of cell kv.cells[t].
+void store_kv(KvCache& cache, uint32_t layer, const KvUbatch& kv, size_t n_tokens, std::span<const float> k,
               std::span<const float> v);
 
-// Causal multi-head attention with grouped KV heads: query head h of token t (at position first_pos + t)
-// attends to cached positions 0..first_pos + t of KV head h / n_gqa, scores scaled by 1/sqrt(head_dim).
-// q: [n_tokens][n_head * head_dim] -> out: [n_tokens][n_head * head_dim_v]. Errors come from the pool.
+// Multi-head attention with grouped KV heads over the cache: query head h of token t attends to the keys
+// its KvUbatch group lists for it (its sequence's cells at positions up to its own) in KV head h / n_gqa,
+// scores scaled by 1/sqrt(head_dim), with the flash or the standard kernel (kv.flash_attention) of the
+// best attention variant. q: [n_tokens][n_head * head_dim] -> out: [n_tokens][n_head * head_dim_v].
+// `scratch` holds one AttentionScratch per pool thread. Errors come from the pool or a bad problem.
 Status causal_attention(const ParallelFor& threads, const KvCache& cache, uint32_t layer, const ModelConfig& config,
-                        uint32_t first_pos, size_t n_tokens, std::span<const float> q, std::span<float> out);
+                        const KvUbatch& kv, size_t n_tokens, std::span<const float> q, std::span<float> out,
+                        std::span<AttentionScratch> scratch);
 
 // SwiGLU feed-forward: proj = W_down (silu(W_gate xn) * (W_up xn)), over scratch.xn -> scratch.proj.
 Status swiglu_ffn(const ParallelFor& threads, const LayerWeights& layer, const ModelConfig& config,
                   ForwardScratch& scratch, size_t n_tokens);
 
-// The final norm and output projection of the rows batch.logits wants (all, or the last), from scratch.x.
+// The final norm and output projection of the rows batch.output_rows names, from scratch.x.
 Status output_logits(const ForwardPass& pass, const ForwardBatch& batch);
 
 }  // namespace infertune

@@ -6,18 +6,10 @@
 namespace infertune {
 namespace {
 
-Result<RopeParams> rope_params_for(const Model& model) {
-  const ModelConfig& c = model.config();
-  RopeParams rope;
-  rope.n_rot = c.n_rot;
-  rope.freq_base = c.rope_freq_base;
-  rope.layout = rope_style(c.arch) == RopeStyle::Neox ? RopeLayout::Neox : RopeLayout::Interleaved;
-  rope.freq_factors = model.weights().rope_freqs;
-  if (c.rope_scaling_type == "linear") {
-    rope.freq_scale = 1.0f / c.rope_scaling_factor;
-  } else if (c.rope_scaling_type == "yarn") {
-    return fail("{}: rope scaling 'yarn' is not supported yet (only none and linear)", model.file().source_name());
-  }
+// The model's rope metadata under the caller's overrides (rope_setup.h), errors prefixed with the file.
+Result<RopeParams> rope_params_for(const Model& model, const RopeOverrides& overrides) {
+  auto rope = resolve_rope(model.config(), model.weights().rope_freqs, overrides);
+  if (!rope) return fail("{}: {}", model.file().source_name(), rope.error().message);
   return rope;
 }
 
@@ -27,14 +19,21 @@ Result<Context> Context::create(const Model& model, const ContextParams& params)
   const ModelConfig& c = model.config();
   const ArchForwardFn forward = arch_forward(c.arch);
   if (!forward) return fail("architecture {} has no forward pass", c.arch);
-  auto rope = rope_params_for(model);
+  auto rope = rope_params_for(model, params.rope);
   if (!rope) return rope.error();
   ContextParams p = params;
   if (p.n_ctx == 0) p.n_ctx = std::min(c.n_ctx_train, kDefaultContextCap);
+  if (p.n_batch == 0) p.n_batch = 2048;
   if (p.n_ubatch == 0) p.n_ubatch = 512;
+  p.n_ubatch = std::min(p.n_ubatch, p.n_batch);
+  if (p.n_seq_max == 0) p.n_seq_max = 1;
   if (p.n_threads == 0) p.n_threads = 1;
   if (p.n_threads_batch == 0) p.n_threads_batch = p.n_threads;
-  auto cache = KvCache::create(c.n_layers, p.n_ctx, c.k_dim(), c.v_dim());
+  KvCacheParams kv;
+  kv.layout = {c.n_layers, p.n_ctx, c.n_head_kv, c.head_dim, c.head_dim_v, p.type_k, p.type_v};
+  kv.n_seq_max = p.n_seq_max;
+  kv.rope = *rope;
+  auto cache = KvCache::create(kv);
   if (!cache) return cache.error();
   std::unique_ptr<ThreadPool> own_pool;
   if (p.pool == nullptr) {
@@ -44,14 +43,117 @@ Result<Context> Context::create(const Model& model, const ContextParams& params)
     if (!pool) return pool.error();
     own_pool = std::move(*pool);
   }
-  return Context(model, p, std::move(*cache), std::move(own_pool), forward, *rope);
+  Context ctx(model, p, std::move(*cache), std::move(own_pool), forward, *rope);
+  ctx.scratch_.attention.resize(ctx.pool_->size());
+  return ctx;
 }
 
 ParallelFor Context::threads_for(size_t n_tokens) const {
   return ParallelFor(*pool_, n_tokens > 1 ? params_.n_threads_batch : params_.n_threads);
 }
 
-Status Context::check_batch(std::span<const int32_t> tokens) const {
+Status Context::check_batch(const Batch& batch) const {
+  if (batch.empty()) return fail("decode: empty batch");
+  if (batch.size() > params_.n_batch) {
+    return fail("decode: batch of {} tokens is larger than the logical batch size {} (-b)", batch.size(),
+                params_.n_batch);
+  }
+  const uint32_t n_vocab = model_->config().n_vocab;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const int32_t token = batch.token(i);
+    if (token < 0 || static_cast<uint32_t>(token) >= n_vocab) {
+      return fail("decode: token id {} at batch index {} is outside the vocabulary (0..{})", token, i, n_vocab - 1);
+    }
+    if (batch.pos(i) < 0) return fail("decode: negative position {} at batch index {}", batch.pos(i), i);
+    if (batch.seq_ids(i).empty()) return fail("decode: the token at batch index {} belongs to no sequence", i);
+    for (SeqId seq : batch.seq_ids(i)) {
+      if (seq < 0 || static_cast<uint32_t>(seq) >= params_.n_seq_max) {
+        return fail("decode: sequence id {} at batch index {} is outside 0..{} (-np {})", seq, i, params_.n_seq_max - 1,
+                    params_.n_seq_max);
+      }
+    }
+  }
+  return {};
+}
+
+Status Context::decode(const Batch& batch) {
+  if (Status s = check_batch(batch); !s) {
+    last_failure_ = DecodeFailure::InvalidBatch;
+    return s;
+  }
+  // Every ubatch only takes cells, so the whole batch fits exactly when its size does.
+  if (batch.size() > cache_.n_free()) {
+    last_failure_ = DecodeFailure::CacheFull;
+    return fail(
+        "decode: context full: the batch needs {} KV cells, {} of {} are free (use a larger -c, or free "
+        "sequences)",
+        batch.size(), cache_.n_free(), cache_.n_cells());
+  }
+  placed_.clear();
+  Status s = evaluate(batch);
+  if (!s) {
+    cache_.release(placed_);
+    output_of_.assign(batch.size(), -1);
+    last_failure_ = DecodeFailure::Compute;
+    return s;
+  }
+  last_failure_ = DecodeFailure::None;
+  return {};
+}
+
+Status Context::evaluate(const Batch& batch) {
+  const size_t n = batch.size();
+  const size_t n_vocab = model_->config().n_vocab;
+  seqs_.resize(n);
+  output_of_.resize(n);
+  std::vector<uint32_t> outputs;  // batch indices that want logits
+  for (size_t i = 0; i < n; ++i) {
+    seqs_[i].clear();
+    for (SeqId seq : batch.seq_ids(i)) seqs_[i].insert(seq);
+    output_of_[i] = batch.wants_logits(i) ? static_cast<int32_t>(outputs.size()) : -1;
+    if (batch.wants_logits(i)) outputs.push_back(static_cast<uint32_t>(i));
+  }
+  try {
+    logits_.resize(outputs.size() * n_vocab);
+  } catch (const std::bad_alloc&) {
+    return fail("decode: cannot allocate logits for {} tokens", outputs.size());
+  }
+  const size_t piece_max = std::min<size_t>(n, params_.n_ubatch);
+  if (Status s = scratch_.reserve(model_->config(), piece_max); !s) return s;
+
+  std::vector<uint32_t> rows;  // output rows of one ubatch, relative to its start
+  size_t out_begin = 0;        // first output of the ubatch
+  for (size_t start = 0; start < n; start += piece_max) {
+    const size_t len = std::min(piece_max, n - start);
+    if (Status s = cache_.place(batch.positions().subspan(start, len), std::span(seqs_).subspan(start, len), ubatch_);
+        !s) {
+      return s;
+    }
+    placed_.insert(placed_.end(), ubatch_.cells.begin(), ubatch_.cells.end());
+    ubatch_.flash_attention = flash_;
+    rows.clear();
+    for (size_t o = out_begin; o < outputs.size() && outputs[o] < start + len; ++o) {
+      rows.push_back(static_cast<uint32_t>(outputs[o] - start));
+    }
+    const ParallelFor threads = threads_for(len);
+    const ForwardPass pass{*model_, cache_, threads, scratch_, rope_};
+    const ForwardBatch piece{batch.tokens().subspan(start, len), ubatch_, rows,
+                             std::span<float>(logits_).subspan(out_begin * n_vocab, rows.size() * n_vocab)};
+    if (Status s = forward_(pass, piece); !s) return s;
+    out_begin += rows.size();
+  }
+  return {};
+}
+
+Result<std::span<const float>> Context::logits_ith(size_t i) const {
+  if (i >= output_of_.size() || output_of_[i] < 0) {
+    return fail("logits of batch index {}: the last batch did not ask for them", i);
+  }
+  const size_t n_vocab = model_->config().n_vocab;
+  return std::span<const float>(logits_).subspan(static_cast<size_t>(output_of_[i]) * n_vocab, n_vocab);
+}
+
+Result<std::span<const float>> Context::decode(std::span<const int32_t> tokens, Logits which) {
   if (tokens.empty()) return fail("decode: empty batch");
   const uint32_t n_vocab = model_->config().n_vocab;
   for (size_t i = 0; i < tokens.size(); ++i) {
@@ -59,45 +161,38 @@ Status Context::check_batch(std::span<const int32_t> tokens) const {
       return fail("decode: token id {} at batch index {} is outside the vocabulary (0..{})", tokens[i], i, n_vocab - 1);
     }
   }
-  const uint64_t end = static_cast<uint64_t>(n_past_) + tokens.size();
-  if (end > n_ctx()) {
-    return fail("decode: context full: {} cached + {} new tokens > context size {} (use a larger -c)", n_past_,
+  if (tokens.size() > cache_.n_free()) {
+    return fail("decode: context full: {} cached + {} new tokens > context size {} (use a larger -c)", cache_.n_used(),
                 tokens.size(), n_ctx());
   }
-  return {};
-}
-
-Result<std::span<const float>> Context::decode(std::span<const int32_t> tokens, Logits which) {
-  if (Status s = check_batch(tokens); !s) return s.error();
   const bool all = which == Logits::All;
-  const size_t n_vocab = model_->config().n_vocab;
-  const size_t n_out = all ? tokens.size() : 1;
-  const size_t piece_max = std::min<size_t>(tokens.size(), params_.n_ubatch);
-  try {
-    logits_.resize(n_out * n_vocab);
-  } catch (const std::bad_alloc&) {
-    return fail("decode: cannot allocate logits for {} tokens", n_out);
-  }
-  if (Status s = scratch_.reserve(model_->config(), piece_max); !s) return s.error();
-
-  for (size_t start = 0; start < tokens.size(); start += piece_max) {
-    const size_t n = std::min(piece_max, tokens.size() - start);
-    const ParallelFor threads = threads_for(n);
-    const ForwardPass pass{*model_, cache_, threads, scratch_, rope_};
-    const bool last_piece = start + n == tokens.size();
-    ForwardBatch batch;
-    batch.tokens = tokens.subspan(start, n);
-    batch.first_pos = static_cast<uint32_t>(n_past_ + start);
-    batch.all_logits = all;
-    // With Logits::Last, the pieces before the final one need no logits at all.
-    if (all) {
-      batch.logits = std::span<float>(logits_).subspan(start * n_vocab, n * n_vocab);
-    } else if (last_piece) {
-      batch.logits = logits_;
+  const auto first_pos = static_cast<int32_t>(n_past());
+  const size_t n_pieces = (tokens.size() + params_.n_batch - 1) / params_.n_batch;
+  if (n_pieces > 1 && all) {
+    try {
+      joined_.resize(tokens.size() * n_vocab);
+    } catch (const std::bad_alloc&) {
+      return fail("decode: cannot allocate logits for {} tokens", tokens.size());
     }
-    if (Status s = forward_(pass, batch); !s) return s.error();
   }
-  n_past_ += static_cast<uint32_t>(tokens.size());
+  for (size_t start = 0; start < tokens.size(); start += params_.n_batch) {
+    const size_t len = std::min<size_t>(params_.n_batch, tokens.size() - start);
+    const bool last_piece = start + len == tokens.size();
+    // With Logits::Last, the pieces before the final one need no logits at all.
+    Batch& batch = sequence_batch_;
+    batch.clear();
+    const SeqId seq0[] = {0};
+    for (size_t i = 0; i < len; ++i) {
+      batch.add(tokens[start + i], first_pos + static_cast<int32_t>(start + i), seq0,
+                all || (last_piece && i + 1 == len));
+    }
+    if (Status s = decode(batch); !s) {
+      (void)cache_.seq_rm(0, first_pos, -1);  // the pieces already evaluated
+      return s.error();
+    }
+    if (n_pieces > 1 && all) std::copy(logits_.begin(), logits_.end(), joined_.begin() + start * n_vocab);
+  }
+  if (n_pieces > 1 && all) return std::span<const float>(joined_);
   return std::span<const float>(logits_);
 }
 

@@ -1,22 +1,33 @@
 #pragma once
-// Per-run state over a loaded Model: the KV cache, the position bookkeeping, threads and scratch
-// buffers. decode() evaluates a batch of tokens at the next positions (causal attention over everything
-// cached so far) and returns their logits. A Context is used from one thread at a time; several may share
-// one Model, and several may share one ThreadPool when they take turns using it.
+// Per-run state over a loaded Model: the KV cache (shared by up to n_seq_max sequences), threads and
+// scratch buffers. decode(Batch) evaluates a batch of tokens of any sequences at any positions (each
+// attending causally to its own sequence's cached keys) and keeps the logits the batch asked for; the
+// sequence operations of the cache (kv_cache()) remove, copy, keep and shift sequences in between. A
+// Context is used from one thread at a time; several may share one Model, and several may share one
+// ThreadPool when they take turns using it.
 //
 //   auto ctx = Context::create(model, {.n_ctx = 2048, .n_threads = 4});   // its own pool of 4 threads
 //   auto ctx = Context::create(model, {.n_threads = 4, .n_threads_batch = 8, .pool = pool.get()});
-//   auto logits = ctx->decode(prompt, Logits::All);   // [prompt.size()][n_vocab]
+//   auto logits = ctx->decode(prompt, Logits::All);   // sequence 0, at its next positions: [size][n_vocab]
 //   auto next = ctx->decode(std::array{token});       // [1][n_vocab]
+//
+//   Batch batch;                                      // several sequences at once (-np 4)
+//   for (SeqId s = 0; s < 4; ++s) batch.add(tokens[s], pos[s], {s}, true);
+//   if (Status st = ctx->decode(batch); !st && ctx->last_failure() == DecodeFailure::CacheFull) { ... }
+//   auto row = ctx->logits_ith(2);                    // [n_vocab] of batch token 2
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <vector>
 
 #include "engine/arch/forward.h"
+#include "engine/batch/batch.h"
+#include "engine/context/flash_attention.h"
 #include "engine/context/kv_cache.h"
 #include "engine/context/parallel_for.h"
+#include "engine/context/rope_setup.h"
 #include "engine/model/model.h"
 #include "engine/threading/thread_pool.h"
 #include "kernels/ops/rope.h"
@@ -28,39 +39,79 @@ namespace infertune {
 inline constexpr uint32_t kDefaultContextCap = 4096;
 
 struct ContextParams {
-  uint32_t n_ctx = 0;            // positions the KV cache holds; 0: min(n_ctx_train, kDefaultContextCap)
-  unsigned n_threads = 1;        // -t: threads for one-token steps (matmuls and attention); 0: 1
-  unsigned n_threads_batch = 0;  // -tb: threads for steps of more tokens; 0: n_threads
-  uint32_t n_ubatch = 512;       // a longer batch is evaluated in pieces of at most this many tokens
+  uint32_t n_ctx = 0;               // -c: KV cells, shared by all sequences; 0: min(n_ctx_train, kDefaultContextCap)
+  unsigned n_threads = 1;           // -t: threads for one-token steps (matmuls and attention); 0: 1
+  unsigned n_threads_batch = 0;     // -tb: threads for steps of more tokens; 0: n_threads
+  uint32_t n_batch = 2048;          // -b: the most tokens one decode(Batch) takes (logical batch); 0: 2048
+  uint32_t n_ubatch = 512;          // -ub: a batch is evaluated in pieces of at most this many (<= n_batch); 0: 512
+  uint32_t n_seq_max = 1;           // -np: sequence ids are 0 .. n_seq_max - 1 (at most kMaxSequences); 0: 1
+  GgmlType type_k = GgmlType::F32;  // -ctk: f32, f16, bf16, q8_0, q4_0
+  GgmlType type_v = GgmlType::F32;  // -ctv
+  FlashAttention flash_attn = FlashAttention::Auto;  // -fa on|off|auto (flash_attention.h)
   // The pool to run on (placed by the caller, e.g. per the placement flags); it must outlive the Context
   // and the thread counts are capped at its size. Null: the Context starts its own, unplaced, of
   // max(n_threads, n_threads_batch) threads.
   ThreadPool* pool = nullptr;
+  // --rope-* / --yarn-* on top of the model's rope metadata (rope_setup.h); empty: the file's rope as it is.
+  RopeOverrides rope{};
 };
 
 enum class Logits { Last, All };
 
+// Why the last decode failed: a batch the context cannot take as it is, a KV cache without room for it
+// (free sequences, or retry with fewer tokens), or a failure while computing (the pool).
+enum class DecodeFailure { None, InvalidBatch, CacheFull, Compute };
+
 class Context {
  public:
-  // Errors on an unsupported architecture or rope scaling, and when the KV cache cannot be allocated or
-  // the thread pool cannot be started.
+  // Errors on an unsupported architecture or rope scaling, a bad KV type or sequence count, and when the
+  // KV cache cannot be allocated or the thread pool cannot be started.
   // `model` must outlive the Context.
   static Result<Context> create(const Model& model, const ContextParams& params = {});
 
-  // Evaluates `tokens` at positions n_past() .. n_past() + size - 1 and advances n_past(). Returns the
-  // logits of every token ([size][n_vocab], Logits::All) or of the last ([1][n_vocab]), valid until the
-  // next call. Errors, leaving n_past() unchanged, on an empty batch, a token id outside the vocabulary,
-  // or a batch that does not fit in the remaining context.
-  Result<std::span<const float>> decode(std::span<const int32_t> tokens, Logits which = Logits::Last);
+  // Evaluates a batch: every token's K and V go into a free cache cell (one cell per token, however many
+  // sequences share it), split into ubatches of n_ubatch() tokens. Errors, with the cache as it was and
+  // last_failure() saying why, on an empty batch or one of more than n_batch() tokens, a token id outside
+  // the vocabulary, a negative position, a token without sequences or with an id >= n_seq_max()
+  // (InvalidBatch), fewer free cells than tokens (CacheFull), or a failure of the pool (Compute).
+  Status decode(const Batch& batch);
+  DecodeFailure last_failure() const { return last_failure_; }
+  // The logits of the last decode: [n_outputs][n_vocab], one row per token that wanted them, in batch
+  // order; valid until the next decode.
+  std::span<const float> logits() const { return logits_; }
+  // The logits of batch token i [n_vocab]; errors when token i did not want logits.
+  Result<std::span<const float>> logits_ith(size_t i) const;
 
-  uint32_t n_past() const { return n_past_; }
-  uint32_t n_ctx() const { return cache_.n_ctx(); }
+  // Sequence 0 convenience: evaluates `tokens` at positions n_past() .. n_past() + size - 1 (in pieces of
+  // n_batch() when longer). Returns the logits of every token ([size][n_vocab], Logits::All) or of the
+  // last ([1][n_vocab]), valid until the next call. Errors, leaving the cache unchanged, on an empty batch,
+  // a token id outside the vocabulary, or more tokens than free cells ("context full").
+  Result<std::span<const float>> decode(std::span<const int32_t> tokens, Logits which = Logits::Last);
+  // ctx.decode({1, 2, 3}): the same (a braced list would otherwise be ambiguous with a Batch).
+  Result<std::span<const float>> decode(std::initializer_list<int32_t> tokens, Logits which = Logits::Last) {
+    return decode(std::span<const int32_t>(tokens.begin(), tokens.size()), which);
+  }
+
+  // One past the last position of sequence 0 (0 when it is empty).
+  uint32_t n_past() const { return static_cast<uint32_t>(cache_.seq_pos_max(0) + 1); }
+  uint32_t n_ctx() const { return cache_.n_cells(); }
+  uint32_t n_batch() const { return params_.n_batch; }
+  uint32_t n_ubatch() const { return params_.n_ubatch; }
+  uint32_t n_seq_max() const { return params_.n_seq_max; }
   uint32_t n_vocab() const { return model_->config().n_vocab; }
-  size_t kv_bytes() const { return cache_.bytes(); }
+  bool flash_attention() const { return flash_; }
+  const ContextParams& params() const { return params_; }  // with the defaults filled in
   const Model& model() const { return *model_; }
 
-  // Forgets every cached position (the next decode starts at position 0).
-  void clear() { n_past_ = 0; }
+  // The KV cache: its sequence operations (seq_rm, seq_cp, seq_keep, seq_add, seq_pos_*) and accounting.
+  KvCache& kv_cache() { return cache_; }
+  const KvCache& kv_cache() const { return cache_; }
+  size_t kv_bytes() const { return cache_.bytes(); }                      // allocated (reserved) for n_ctx cells
+  size_t kv_bytes_per_token() const { return cache_.bytes_per_token(); }  // one cell: K and V of every layer
+  size_t kv_bytes_used() const { return cache_.bytes_used(); }            // the cells in use
+
+  // Forgets every cached position of every sequence.
+  void clear() { cache_.clear(); }
 
  private:
   Context(const Model& model, const ContextParams& params, KvCache cache, std::unique_ptr<ThreadPool> own_pool,
@@ -71,8 +122,10 @@ class Context {
         own_pool_(std::move(own_pool)),
         pool_(params.pool ? params.pool : own_pool_.get()),
         forward_(forward),
-        rope_(rope) {}
-  Status check_batch(std::span<const int32_t> tokens) const;
+        rope_(rope),
+        flash_(resolve_flash_attention(params.flash_attn)) {}
+  Status check_batch(const Batch& batch) const;
+  Status evaluate(const Batch& batch);
   // -t for a piece of one token, -tb for more (llama.cpp's rule).
   ParallelFor threads_for(size_t n_tokens) const;
 
@@ -83,9 +136,16 @@ class Context {
   ThreadPool* pool_;                      // the one the forward pass runs on (heap: stays put on a move)
   ArchForwardFn forward_;
   RopeParams rope_;
+  bool flash_;
   ForwardScratch scratch_;
-  std::vector<float> logits_;  // [n_out][n_vocab] of the last decode
-  uint32_t n_past_ = 0;
+  std::vector<float> logits_;       // [n_outputs][n_vocab] of the last decode
+  std::vector<int32_t> output_of_;  // [batch size] row of logits_ for each token of the last batch, or -1
+  std::vector<SeqSet> seqs_;        // [batch size] the batch's sequence ids as sets
+  std::vector<uint32_t> placed_;    // cells taken by the decode in progress (released if it fails)
+  KvUbatch ubatch_;
+  Batch sequence_batch_;       // the convenience decode's batch (kept: no allocation per token)
+  std::vector<float> joined_;  // the convenience decode's logits when it takes several batches
+  DecodeFailure last_failure_ = DecodeFailure::None;
 };
 
 }  // namespace infertune

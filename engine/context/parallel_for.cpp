@@ -22,4 +22,9 @@ Status ParallelFor::run(size_t n_items, RangeFn fn, size_t min_chunk, size_t gra
   });
 }
 
+Status ParallelFor::tasks(size_t n_tasks, TaskFn fn) const {
+  if (n_tasks == 0) return {};
+  return pool_->parallel_for(n_tasks, n_threads_, fn);
+}
+
 }  // namespace infertune

@@ -12,6 +12,7 @@ namespace infertune {
 class ParallelFor {
  public:
   using RangeFn = ThreadPool::RangeFn;
+  using TaskFn = ThreadPool::TaskFn;
 
   // n_threads in [1, pool.size()]; 0 or more is clamped into that range.
   ParallelFor(ThreadPool& pool, unsigned n_threads);
@@ -23,6 +24,10 @@ class ParallelFor {
   // on each, thread i always taking the i-th range; returns when all are done. fn must not throw. Errors
   // (from the pool: a nested or concurrent call, a task that threw) are returned.
   Status run(size_t n_items, RangeFn fn, size_t min_chunk = 1, size_t granule = 1) const;
+
+  // fn(task, thread) once for every task in [0, n_tasks), handed out dynamically (for uneven tasks);
+  // thread < n_threads(). Errors as run().
+  Status tasks(size_t n_tasks, TaskFn fn) const;
 
  private:
   ThreadPool* pool_;

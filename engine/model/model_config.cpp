@@ -100,10 +100,14 @@ Status read_rope(const GgufFile& file, const KeyReader& keys, ModelConfig& c) {
   auto factor = keys.f32_or(old_linear ? "rope.scale_linear" : "rope.scaling.factor", 1.0f);
   if (!factor) return factor.error();
   c.rope_scaling_factor = *factor;
-  if (old_linear && c.rope_scaling_type == "none" && c.rope_scaling_factor != 1.0f) c.rope_scaling_type = "linear";
+  // llama.cpp reads an absent rope.scaling.type as linear: a factor alone scales linearly.
+  if (!keys.has("rope.scaling.type") && c.rope_scaling_factor != 1.0f) c.rope_scaling_type = "linear";
   auto orig = keys.u32_or("rope.scaling.original_context_length", 0);
   if (!orig) return orig.error();
   c.rope_scaling_orig_ctx = *orig;
+  auto attn_factor = keys.f32_or("rope.scaling.attn_factor", 1.0f);
+  if (!attn_factor) return attn_factor.error();
+  c.rope_scaling_attn_factor = *attn_factor;
   return {};
 }
 
@@ -314,11 +318,17 @@ Status validate_hparams(const ModelConfig& c) {
     return fail("{}rope.freq_base = {}: must be positive and finite", p, c.rope_freq_base);
   }
   const std::string_view scaling = c.rope_scaling_type;
+  if (scaling == "longrope") {
+    return fail("{}rope.scaling.type = 'longrope' is not supported (supported: none, linear, yarn)", p);
+  }
   if (scaling != "none" && scaling != "linear" && scaling != "yarn") {
     return fail("{}rope.scaling.type = '{}' is not supported (none, linear, yarn)", p, scaling);
   }
   if (!(c.rope_scaling_factor > 0) || !std::isfinite(c.rope_scaling_factor)) {
     return fail("{}rope.scaling.factor = {}: must be positive and finite", p, c.rope_scaling_factor);
+  }
+  if (!(c.rope_scaling_attn_factor > 0) || !std::isfinite(c.rope_scaling_attn_factor)) {
+    return fail("{}rope.scaling.attn_factor = {}: must be positive and finite", p, c.rope_scaling_attn_factor);
   }
   return {};
 }

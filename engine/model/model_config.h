@@ -57,9 +57,11 @@ struct ModelConfig {
   uint32_t n_ctx_train = 0;                // {arch}.context_length
   uint32_t n_rot = 0;                      // {arch}.rope.dimension_count (head_dim when absent)
   float rope_freq_base = 10000;            // {arch}.rope.freq_base
-  std::string rope_scaling_type = "none";  // {arch}.rope.scaling.type: none, linear, yarn
-  float rope_scaling_factor = 1;           // {arch}.rope.scaling.factor
-  uint32_t rope_scaling_orig_ctx = 0;      // {arch}.rope.scaling.original_context_length
+  std::string rope_scaling_type = "none";  // {arch}.rope.scaling.type: none, linear, yarn (linear when
+                                           // absent and the factor is not 1, as llama.cpp)
+  float rope_scaling_factor = 1;           // {arch}.rope.scaling.factor (or the older rope.scale_linear)
+  uint32_t rope_scaling_orig_ctx = 0;      // {arch}.rope.scaling.original_context_length, 0: absent
+  float rope_scaling_attn_factor = 1;      // {arch}.rope.scaling.attn_factor (multiplies rope's cos and sin)
   float rms_eps = 1e-5f;                   // {arch}.attention.layer_norm_rms_epsilon
   bool tied_output = false;                // no output.weight: the output projection reuses token_embd.weight
   bool has_rope_freqs = false;             // rope_freqs.weight present (llama-3 style frequency factors)

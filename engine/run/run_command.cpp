@@ -12,12 +12,15 @@
 #include <vector>
 
 #include "engine/context/context.h"
+#include "engine/context/context_flags.h"
 #include "engine/engine_commands.h"
 #include "engine/model/model.h"
 #include "engine/run/logits_file.h"
+#include "engine/run/rope_flags.h"
 #include "engine/run/token_list.h"
 #include "engine/sampling/sampler_chain.h"
 #include "engine/sampling/sampling_flags.h"
+#include "engine/threading/placed_pool.h"
 #include "engine/threading/placement.h"
 #include "engine/threading/placement_flags.h"
 #include "engine/threading/thread_pool.h"
@@ -36,7 +39,9 @@ struct RunFlags {
   int32_t n_predict = 128;                   // -n; -1: until end of generation or a full context
   PlacementOptions placement;                // -t, -tb, -C, --cpu-strict, --numa, --prio, --poll
   uint32_t n_ctx = 0;                        // 0: the Context's default
+  ContextParams context;                     // -b, -ub, -ctk, -ctv, -fa (context_flags.h)
   SamplingParams sampling;
+  RopeFlags rope;  // --rope-*, --yarn-*
   std::string logits_out;
   bool print_ids = false;
   bool no_mmap = false;
@@ -119,24 +124,10 @@ Result<std::vector<int32_t>> generate(const RunFlags& flags, Context& ctx, const
   return generated;
 }
 
-// The machine's topology and the pool placed on it per the thread flags; the topology outlives the pool.
-struct PlacedPool {
-  Topology topology;
-  PlacementPlan plan;
-  std::unique_ptr<ThreadPool> pool;
-};
-
 Result<std::unique_ptr<PlacedPool>> start_pool(const PlacementOptions& options) {
-  auto topology = Topology::load_machine();
-  if (!topology) return topology.error();
-  auto plan = plan_placement(*topology, options);
-  if (!plan) return plan.error();
-  auto placed = std::make_unique<PlacedPool>(PlacedPool{std::move(*topology), std::move(*plan), nullptr});
-  auto pool = ThreadPool::create(pool_config(placed->plan, &placed->topology));
-  if (!pool) return pool.error();
-  placed->pool = std::move(*pool);
-  for (const std::string& warning : placed->plan.warnings) fmt::print(stderr, "run: warning: {}\n", warning);
-  for (const std::string& warning : placed->pool->warnings()) fmt::print(stderr, "run: warning: {}\n", warning);
+  auto placed = start_placed_pool(options);
+  if (!placed) return placed.error();
+  for (const std::string& warning : (*placed)->warnings()) fmt::print(stderr, "run: warning: {}\n", warning);
   return placed;
 }
 
@@ -156,6 +147,8 @@ int run(const RunFlags& flags) {
   }
   auto sampler = SamplerChain::create(flags.sampling);
   if (!sampler) return report_error(kCommand, sampler.error().message);
+  auto rope = rope_overrides(flags.rope);
+  if (!rope) return report_error(kCommand, rope.error().message);
   Timings timings;
   auto model = load_model(flags, timings);
   if (!model) return report_error(kCommand, model.error().message);
@@ -175,7 +168,13 @@ int run(const RunFlags& flags) {
   auto ctx = Context::create(*model, {.n_ctx = flags.n_ctx,
                                       .n_threads = plan.n_threads,
                                       .n_threads_batch = plan.n_threads_batch,
-                                      .pool = (*placed)->pool.get()});
+                                      .n_batch = flags.context.n_batch,
+                                      .n_ubatch = flags.context.n_ubatch,
+                                      .type_k = flags.context.type_k,
+                                      .type_v = flags.context.type_v,
+                                      .flash_attn = flags.context.flash_attn,
+                                      .pool = (*placed)->pool.get(),
+                                      .rope = *rope});
   if (!ctx) return report_error(kCommand, ctx.error().message);
   if (prompt->size() > ctx->n_ctx()) {
     return report_error(kCommand, fmt::format("the prompt has {} tokens, more than the context size {} (raise -c)",
@@ -221,6 +220,8 @@ void add_run_command(Subcommands& commands) {
   app->add_flag("--no-mmap", flags->no_mmap, "Read the model into memory instead of mapping it");
   app->add_flag("--mlock", flags->mlock, "Lock the model's memory in RAM");
   add_sampling_flags(*app, flags->sampling);
+  add_context_flags(*app, flags->context);
+  add_rope_flags(*app, flags->rope);
   add_placement_flags(*app, flags->placement);
 }
 

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -24,6 +25,11 @@ struct SynthFlags {
   unsigned threads = 0;
   std::string output;
   ShapeOverrides shape;
+  // Rope scaling metadata ({arch}.rope.scaling.*), for models that exercise linear and YaRN scaling.
+  std::optional<std::string> rope_scaling;
+  std::optional<float> rope_scale;
+  std::optional<uint32_t> rope_orig_ctx;
+  std::optional<float> rope_attn_factor;
   bool list = false;
 };
 
@@ -67,6 +73,30 @@ class ProgressPrinter {
   int last_decile_ = 0;
 };
 
+// Writes the --rope-* flags into the config; errors name the flag.
+Status apply_rope_flags(const SynthFlags& flags, ModelConfig& c) {
+  const bool any_value = flags.rope_scale || flags.rope_orig_ctx || flags.rope_attn_factor;
+  if (!flags.rope_scaling) {
+    if (any_value) return fail("--rope-scale, --rope-orig-ctx and --rope-attn-factor need --rope-scaling linear|yarn");
+    return {};
+  }
+  if (*flags.rope_scaling != "none" && *flags.rope_scaling != "linear" && *flags.rope_scaling != "yarn") {
+    return fail("--rope-scaling '{}': must be none, linear or yarn", *flags.rope_scaling);
+  }
+  if (*flags.rope_scaling == "none" && any_value) return fail("--rope-scaling none takes no other --rope-* flag");
+  c.rope_scaling_type = *flags.rope_scaling;
+  c.rope_scaling_factor = flags.rope_scale.value_or(1.0f);
+  c.rope_scaling_orig_ctx = flags.rope_orig_ctx.value_or(*flags.rope_scaling == "yarn" ? c.n_ctx_train : 0);
+  c.rope_scaling_attn_factor = flags.rope_attn_factor.value_or(1.0f);
+  const std::pair<const char*, float> positive[] = {{"--rope-scale", c.rope_scaling_factor},
+                                                    {"--rope-attn-factor", c.rope_scaling_attn_factor}};
+  for (const auto& [flag, value] : positive) {
+    if (!(value > 0) || !std::isfinite(value)) return fail("{} {}: must be positive and finite", flag, value);
+  }
+  if (flags.rope_orig_ctx && *flags.rope_orig_ctx == 0) return fail("--rope-orig-ctx 0: must be at least 1");
+  return {};
+}
+
 int run_synth(const SynthFlags& flags) {
   if (flags.list) {
     fmt::print("{}", help_text());
@@ -74,6 +104,7 @@ int run_synth(const SynthFlags& flags) {
   }
   auto model = resolve_synth_model(flags.arch, flags.preset, flags.shape);
   if (!model) return report_error("synth", model.error().message);
+  if (Status s = apply_rope_flags(flags, model->config); !s) return report_error("synth", s.error().message);
   const auto file_type = file_type_from_name(flags.type);
   if (!file_type) {
     return report_error("synth", fmt::format("--type '{}' is unknown (types: {})", flags.type, file_type_names()));
@@ -112,6 +143,12 @@ void add_synth_command(Subcommands& commands) {
   app->add_option("--ffn", flags->shape.n_ff, "Override the feed-forward width");
   app->add_option("--vocab", flags->shape.n_vocab, "Override the vocabulary size");
   app->add_option("--ctx", flags->shape.n_ctx, "Override the training context length");
+  app->add_option("--rope-scaling", flags->rope_scaling, "Write rope scaling metadata: none, linear or yarn");
+  app->add_option("--rope-scale", flags->rope_scale, "Rope scaling factor (rope.scaling.factor, default 1)");
+  app->add_option("--rope-orig-ctx", flags->rope_orig_ctx,
+                  "Original context length (rope.scaling.original_context_length; yarn default: the context length)");
+  app->add_option("--rope-attn-factor", flags->rope_attn_factor,
+                  "rope.scaling.attn_factor (default 1, which is not written)");
   app->add_flag("--list", flags->list, "List presets and types, then exit");
 }
 

@@ -41,6 +41,7 @@ void set_hparams(GgufWriter& w, const ModelConfig& c) {
     w.set(p + "rope.scaling.type", str(c.rope_scaling_type));
     w.set(p + "rope.scaling.factor", f32(c.rope_scaling_factor));
     w.set(p + "rope.scaling.original_context_length", u32(c.rope_scaling_orig_ctx));
+    if (c.rope_scaling_attn_factor != 1.0f) w.set(p + "rope.scaling.attn_factor", f32(c.rope_scaling_attn_factor));
   }
   w.set(p + "attention.layer_norm_rms_epsilon", f32(c.rms_eps));
 }

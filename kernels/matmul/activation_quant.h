@@ -1,33 +1,43 @@
 #pragma once
-// Activation rows quantized to int8 once per matmul call, in the layout the integer dot-product kernels
-// pair each weight type with: 32-value blocks for the 32-value formats (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
-// IQ4_NL), ggml's q8_K super-blocks (float scale, 256 codes, 16 group sums) for the K-quants and IQ4_XS.
-// Codes are symmetric in [-127, 127] (never -128), so kernels may negate them freely.
+// Activation rows quantized to int8 for the integer dot-product kernels, in the layouts they read:
+// 32-value blocks for the 32-value formats (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL), ggml's q8_K super-blocks
+// (float scale, 256 codes, 16 group sums) for the K-quants and IQ4_XS. Each block has d = amax / 127 and
+// codes round(x / d), so codes are symmetric in [-127, 127] (never -128) and kernels may negate them.
+//
+// These are the per-row building blocks; QuantizedActivations (quantized_activations.h) owns the buffers of
+// a whole matmul input and adds the token-panel layout of the tiled kernels.
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/ggml_type.h"
 #include "kernels/quant/blocks_k.h"
 
 namespace infertune {
 
-// value[i] = d * qs[i]; dsum = d * sum(qs), so offset formats (value = q * dw + m, or (q - 8) * dw) apply
-// their offset once per block.
-struct ActBlockQ8 {
-  float d;
-  float dsum;
-  int8_t qs[32];
+// What a weight type's kernels read from the activations.
+enum class ActivationFormat : uint8_t {
+  f32,  // the float rows as given (float weight types, the scalar reference)
+  q8,   // 32-value blocks (the 32-value formats)
+  q8k,  // 256-value super-blocks (K-quants, IQ4_XS)
 };
-static_assert(sizeof(ActBlockQ8) == 40);
+ActivationFormat activation_format(GgmlType weight_type);
 
-//   x: [n] floats, n a multiple of 32   out: [n / 32]
-void quantize_activations_q8(const float* x, size_t n, ActBlockQ8* out);
+// One 32-value-block row:  x: [n] floats, n a multiple of 32.  codes: [n] in value order,
+// d: [n / 32] block scales, dsum: [n / 32] d * (sum of the block's codes), so offset formats
+// (value = q * dw + m, or (q - 8) * dw) apply their offset once per block.
+void quantize_row_q8(const float* x, size_t n, int8_t* codes, float* d, float* dsum);
 
-//   x: [n] floats, n a multiple of 256   out: [n / 256]
-void quantize_activations_q8k(const float* x, size_t n, kquant::BlockQ8K* out);
+// One q8_K row:  x: [n] floats, n a multiple of 256.  out: [n / 256].
+void quantize_row_q8k(const float* x, size_t n, kquant::BlockQ8K* out);
 
-// All n_tokens rows of x ([n_tokens][n_cols]) quantized into a buffer owned by the calling thread, valid
-// until that thread's next call of the same function: [n_tokens][n_cols / 32] resp. [n_tokens][n_cols / 256].
-const ActBlockQ8* quantize_activation_rows_q8(const float* x, size_t n_tokens, size_t n_cols);
-const kquant::BlockQ8K* quantize_activation_rows_q8k(const float* x, size_t n_tokens, size_t n_cols);
+// The portable versions of the two (the ones above use AVX2 when the CPU has it, with the same results).
+void quantize_row_q8_scalar(const float* x, size_t n, int8_t* codes, float* d, float* dsum);
+void quantize_row_q8k_scalar(const float* x, size_t n, kquant::BlockQ8K* out);
+
+// The q8 matvec kernels read codes pair-interleaved: blocks 2p and 2p + 1 as
+//   [first 16 codes of 2p][first 16 of 2p + 1][last 16 of 2p][last 16 of 2p + 1]
+// so one 256-bit vector of a nibble format's low (high) halves of two weight blocks lines up with one
+// activation vector. An odd last block stays in value order.  natural, paired: [n], n a multiple of 32.
+void pair_interleave_q8(const int8_t* natural, size_t n, int8_t* paired);
 
 }  // namespace infertune

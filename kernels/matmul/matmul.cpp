@@ -15,6 +15,10 @@ Status check_matmul_problem(const MatmulProblem& p) {
   if (p.n_tokens > 0 && p.n_rows > 0 && (p.x == nullptr || p.y == nullptr)) {
     return fail("matmul: missing activation or output buffer");
   }
+  if (p.xq && (p.xq->x() != p.x || p.xq->n_tokens() != p.n_tokens || p.xq->n_cols() != p.n_cols)) {
+    return fail("matmul: the quantized activations ({} tokens x {} values) are not of this input ({} x {})",
+                p.xq->n_tokens(), p.xq->n_cols(), p.n_tokens, p.n_cols);
+  }
   return {};
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <span>
 
+#include "kernels/half.h"
 #include "kernels/quant.h"
 
 namespace infertune {
@@ -16,8 +17,22 @@ constexpr GgmlType kScalarTypes[] = {
     GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q8_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS,
 };
 
+// The activations the weights meet, as ggml pairs them (its vec_dot_type): rounded to f16 for F16 weights
+// and to bf16 for BF16 weights (products of two such values are exact), as they are for every other type.
+// Rounded copies live in a per-thread buffer: [n_tokens][n_cols].
+const float* paired_activations(const MatmulProblem& p) {
+  if (p.type != GgmlType::F16 && p.type != GgmlType::BF16) return p.x;
+  thread_local std::vector<float> rounded;
+  rounded.resize(p.n_tokens * p.n_cols);
+  for (size_t i = 0; i < rounded.size(); ++i) {
+    rounded[i] = p.type == GgmlType::F16 ? f16_to_f32(f32_to_f16(p.x[i])) : bf16_to_f32(f32_to_bf16(p.x[i]));
+  }
+  return rounded.data();
+}
+
 void scalar_matmul(const MatmulProblem& p, size_t row_begin, size_t row_end) {
   if (row_begin >= row_end) return;
+  const float* x = paired_activations(p);
   // One decoded weight row per thread, reused across calls (grows to the widest row seen).
   thread_local std::vector<float> row;
   row.resize(p.n_cols);
@@ -34,7 +49,7 @@ void scalar_matmul(const MatmulProblem& p, size_t row_begin, size_t row_end) {
       assert(decoded.ok());  // check_matmul_problem has validated the shape
     }
     for (size_t t = 0; t < p.n_tokens; ++t) {
-      p.y[t * p.n_rows + r] = static_cast<float>(dot_f32_double(p.x + t * p.n_cols, weights, p.n_cols));
+      p.y[t * p.n_rows + r] = static_cast<float>(dot_f32_double(x + t * p.n_cols, weights, p.n_cols));
     }
   }
 }

@@ -1,7 +1,8 @@
 #pragma once
 // The scalar reference matmul: each weight row is decoded to floats (the reference codecs of
-// kernels/quant.h) into a per-thread buffer, then dotted with every activation row, accumulating in
-// double. Slow but exact enough to be the yardstick for every faster variant.
+// kernels/quant.h) into a per-thread buffer, then dotted with every activation row (for F16 / BF16 weights
+// rounded to the weight type, as ggml pairs them), accumulating in double. Slow but exact enough to be the
+// yardstick for every faster variant.
 #include <vector>
 
 #include "kernels/matmul/matmul_registry.h"

@@ -3,11 +3,11 @@
 #include <cmath>
 #include <cstddef>
 
+#include "kernels/ops/ops_kernels.h"
+
 namespace infertune {
 
-void add_in_place(std::span<float> x, std::span<const float> y) {
-  for (size_t i = 0; i < x.size(); ++i) x[i] += y[i];
-}
+void add_in_place(std::span<float> x, std::span<const float> y) { ops_kernels().add(x.data(), y.data(), x.size()); }
 
 void add_bias_rows(std::span<float> rows, std::span<const float> bias) {
   const size_t n_cols = bias.size();
@@ -20,7 +20,7 @@ void add_bias_rows(std::span<float> rows, std::span<const float> bias) {
 float silu(float x) { return x / (1.0f + std::exp(-x)); }
 
 void silu_mul(std::span<const float> gate, std::span<const float> up, std::span<float> out) {
-  for (size_t i = 0; i < out.size(); ++i) out[i] = silu(gate[i]) * up[i];
+  ops_kernels().silu_mul(gate.data(), up.data(), out.size(), out.data());
 }
 
 }  // namespace infertune

@@ -14,7 +14,8 @@ void add_bias_rows(std::span<float> rows, std::span<const float> bias);
 // SiLU, x * sigmoid(x) = x / (1 + exp(-x)).
 float silu(float x);
 
-// out[i] = silu(gate[i]) * up[i]; gate, up, out: [n]. out may alias gate or up.
+// out[i] = silu(gate[i]) * up[i]; gate, up, out: [n]. out may alias gate or up. add_in_place and silu_mul
+// run the ops variant chosen at start-up (kernels/ops/ops_kernels.h).
 void silu_mul(std::span<const float> gate, std::span<const float> up, std::span<float> out);
 
 }  // namespace infertune

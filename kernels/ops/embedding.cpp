@@ -1,5 +1,6 @@
 #include "kernels/ops/embedding.h"
 
+#include "kernels/ops/ops_kernels.h"
 #include "kernels/quant.h"
 
 namespace infertune {
@@ -11,7 +12,12 @@ Status embedding_row(GgmlType type, std::span<const std::byte> table, uint64_t r
   }
   const uint64_t n_rows = *row_bytes == 0 ? 0 : table.size() / *row_bytes;
   if (row >= n_rows) return fail("embedding: row {} is outside the table of {} rows", row, n_rows);
-  return dequantize_row(type, table.subspan(row * *row_bytes, *row_bytes), out);
+  const std::span<const std::byte> src = table.subspan(row * *row_bytes, *row_bytes);
+  if (DequantRowFn decode = ops_kernels().dequant_row(type)) {
+    decode(src.data(), out.data(), out.size());
+    return {};
+  }
+  return dequantize_row(type, src, out);
 }
 
 }  // namespace infertune

@@ -1,8 +1,9 @@
 // Every weight type the engine accepts, in the synthesized tiny model, against the same model with each
 // tensor decoded to f32. On the scalar reference kernels both run float activations over bit-identical
 // weight values, so the logits must agree to float rounding: this catches a type that loads but is
-// decoded wrongly. (The SIMD kernels quantize activations to int8; they are held to the scalar kernels by
-// tests/kernels/matmul_simd_accuracy_test.cpp and to llama.cpp by the fixture tests.)
+// decoded wrongly. F16 / BF16 are bounded by the activation rounding instead: their activations are rounded
+// to the weight type, the f32 model's are not. (The SIMD kernels quantize activations to int8; they are held
+// to the scalar kernels by tests/kernels/matmul_simd_accuracy_test.cpp and to llama.cpp by the fixture tests.)
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -55,7 +56,14 @@ TEST_P(ForwardTypesTest, MatchesF32ForwardOnDequantizedWeights) {
   const test::LogitsDiff d = test::logits_diff(*got, *want);
   std::cout << fmt::format("[type] {:7} {:5} vs f32 of its weights: max/std {:.2e} rms/std {:.2e}\n", tc.file_type,
                            tc.arch == ModelArch::Llama ? "llama" : "qwen2", d.max_over_std, d.rms_over_std);
-  EXPECT_LE(d.max_over_std, 1e-5);
+  if (tc.expect == GgmlType::F16 || tc.expect == GgmlType::BF16) {
+    // F16 / BF16 weights meet activations rounded to their type (ggml's pairing, kernels/matmul), the f32
+    // model meets them unrounded: the logits differ by that rounding, in rms a few units of the type's
+    // precision (2^-11 resp. 2^-8; measured 7.7e-4 and 6.2e-3). A decoding error is of order 1.
+    EXPECT_LE(d.rms_over_std, tc.expect == GgmlType::F16 ? 2e-3 : 1.6e-2);
+  } else {
+    EXPECT_LE(d.max_over_std, 1e-5);
+  }
 }
 
 const TypeCase kCases[] = {

@@ -75,15 +75,27 @@ TEST(RopeVariantsTest, RopeFreqsFactorsAreApplied) {
   EXPECT_GT(test::logits_diff(twos_logits, logits(base)).rms_over_std, 1e-3);  // and it does change something
 }
 
-TEST(RopeVariantsTest, YarnScalingIsRefusedAtContextCreation) {
+// YaRN runs (checked against llama.cpp in llama_cpp_rope_yarn.synth, against the formula in
+// ops_rope_yarn_test) and is neither plain nor linear rope; longrope is refused with the key named.
+TEST(RopeVariantsTest, YarnScalingRunsAndLongropeIsRefused) {
   Model base = load(test::synth_tiny(ModelArch::Llama, "f32"));
-  test::GgufEdit yarn;
-  yarn.set.push_back({"llama.rope.scaling.type", GgufValue{std::string("yarn")}});
-  yarn.set.push_back({"llama.rope.scaling.factor", GgufValue{4.0f}});
-  Model model = load(test::rewrite_gguf(base.file(), yarn));
-  auto ctx = Context::create(model);
-  ASSERT_FALSE(ctx.ok());
-  EXPECT_THAT(ctx.error().message, HasSubstr("yarn"));
+  auto scaled = [&](const char* type) {
+    test::GgufEdit edit;
+    edit.set.push_back({"llama.rope.scaling.type", GgufValue{std::string(type)}});
+    edit.set.push_back({"llama.rope.scaling.factor", GgufValue{4.0f}});
+    edit.set.push_back({"llama.rope.scaling.original_context_length", GgufValue{uint32_t{16}}});
+    return test::rewrite_gguf(base.file(), edit);
+  };
+  Model yarn = load(scaled("yarn"));
+  Model linear = load(scaled("linear"));
+  const std::vector<float> yarn_logits = logits(yarn);
+  EXPECT_GT(test::logits_diff(yarn_logits, logits(base)).rms_over_std, 1e-3);
+  EXPECT_GT(test::logits_diff(yarn_logits, logits(linear)).rms_over_std, 1e-3);
+  auto longrope = scaled("longrope");
+  ASSERT_TRUE(longrope.ok());
+  auto refused = Model::from_bytes(std::move(*longrope));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.error().message, HasSubstr("llama.rope.scaling.type = 'longrope' is not supported"));
 }
 
 }  // namespace

@@ -420,5 +420,58 @@ TEST(ArchTensors, TinyQwen2TableMatchesTheFixtureTensorTable) {
   }
 }
 
+// Rope scaling metadata: {arch}.rope.scaling.type / factor / original_context_length / attn_factor.
+TEST(ModelConfigRope, ReadsYarnScaling) {
+  ModelParts parts = tiny_parts();
+  parts.set("llama.rope.scaling.type", GgufValue{std::string("yarn")});
+  parts.set("llama.rope.scaling.factor", GgufValue{4.0f});
+  parts.set("llama.rope.scaling.original_context_length", u32(32));
+  parts.set("llama.rope.scaling.attn_factor", GgufValue{0.75f});
+  auto config = read_parts(parts);
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->rope_scaling_type, "yarn");
+  EXPECT_EQ(config->rope_scaling_factor, 4.0f);
+  EXPECT_EQ(config->rope_scaling_orig_ctx, 32u);
+  EXPECT_EQ(config->rope_scaling_attn_factor, 0.75f);
+}
+
+TEST(ModelConfigRope, AbsentScalingIsNoneAndAFactorAloneIsLinear) {
+  auto plain = read_parts(tiny_parts());
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->rope_scaling_type, "none");
+  EXPECT_EQ(plain->rope_scaling_attn_factor, 1.0f);
+  EXPECT_EQ(plain->rope_scaling_orig_ctx, 0u);
+  // llama.cpp reads a missing rope.scaling.type as "linear".
+  ModelParts parts = tiny_parts();
+  parts.set("llama.rope.scaling.factor", GgufValue{2.0f});
+  EXPECT_EQ(read_parts(parts)->rope_scaling_type, "linear");
+  parts.set("llama.rope.scaling.type", GgufValue{std::string("none")});
+  EXPECT_EQ(read_parts(parts)->rope_scaling_type, "none");
+}
+
+TEST(ModelConfigRope, RefusesLongrope) {
+  ModelParts parts = tiny_parts();
+  parts.set("llama.rope.scaling.type", GgufValue{std::string("longrope")});
+  EXPECT_THAT(error_of(parts), HasSubstr("llama.rope.scaling.type = 'longrope' is not supported"));
+}
+
+TEST(ModelConfigRope, BadScalingValuesNameTheKey) {
+  ModelParts parts = tiny_parts();
+  parts.set("llama.rope.scaling.attn_factor", GgufValue{-1.0f});
+  EXPECT_THAT(error_of(parts), HasSubstr("llama.rope.scaling.attn_factor = -1: must be positive and finite"));
+  parts = tiny_parts();
+  parts.set("llama.rope.scaling.attn_factor", GgufValue{std::string("big")});
+  EXPECT_THAT(error_of(parts), HasSubstr("llama.rope.scaling.attn_factor"));
+  parts = tiny_parts();
+  parts.set("llama.rope.scaling.original_context_length", GgufValue{1.5f});
+  EXPECT_THAT(error_of(parts), HasSubstr("llama.rope.scaling.original_context_length"));
+  parts = tiny_parts();
+  parts.set("llama.rope.scaling.factor", GgufValue{0.0f});
+  EXPECT_THAT(error_of(parts), HasSubstr("llama.rope.scaling.factor = 0: must be positive and finite"));
+  parts = tiny_parts();
+  parts.set("llama.rope.scaling.type", GgufValue{std::string("dynamic")});
+  EXPECT_THAT(error_of(parts), HasSubstr("llama.rope.scaling.type = 'dynamic' is not supported (none, linear, yarn)"));
+}
+
 }  // namespace
 }  // namespace infertune

@@ -10,6 +10,7 @@
 
 #include "kernels/matmul/matmul.h"
 #include "kernels/matmul/matmul_registry.h"
+#include "kernels/half.h"
 #include "kernels/matmul/scalar_matmul.h"
 #include "kernels/quant.h"
 
@@ -43,6 +44,14 @@ Weights make_weights(GgmlType type, size_t n_rows, size_t n_cols) {
   return w;
 }
 
+// The activation a weight of `type` meets: rounded to f16 / bf16 for F16 / BF16 weights (ggml's pairing),
+// as it is for every other type.
+double paired(GgmlType type, float x) {
+  if (type == GgmlType::F16) return f16_to_f32(f32_to_f16(x));
+  if (type == GgmlType::BF16) return bf16_to_f32(f32_to_bf16(x));
+  return x;
+}
+
 class ScalarMatmulTest : public ::testing::TestWithParam<GgmlType> {};
 
 TEST_P(ScalarMatmulTest, MatchesDoubleProductOfDecodedWeights) {
@@ -67,8 +76,9 @@ TEST_P(ScalarMatmulTest, MatchesDoubleProductOfDecodedWeights) {
       }
       double want = 0, magnitude = 0;
       for (size_t i = 0; i < kCols; ++i) {
-        want += static_cast<double>(x[t * kCols + i]) * w.decoded[r * kCols + i];
-        magnitude += std::fabs(static_cast<double>(x[t * kCols + i]) * w.decoded[r * kCols + i]);
+        const double xi = paired(type, x[t * kCols + i]);
+        want += xi * w.decoded[r * kCols + i];
+        magnitude += std::fabs(xi * w.decoded[r * kCols + i]);
       }
       // Double accumulation: only the final rounding to float remains.
       EXPECT_NEAR(got, want, 1e-7 * magnitude + 1e-6 * std::fabs(want))

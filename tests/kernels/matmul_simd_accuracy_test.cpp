@@ -8,8 +8,9 @@
 //   amax_block / 254. The weight codes and their integer products are exact, so the result can move by at
 //   most  sum_blocks (amax_block / 254) * sum_{i in block} |w[i]|  (about 2^-8 of sum |w| * amax); we allow
 //   1.01x that, plus 1e-5 * sum |w| |x| for float rounding of the per-block scaling and the final sums.
-// - Float types (F32, F16, BF16) see the same weights and activations as the reference; only float
-//   accumulation differs from the reference's double: 1e-5 * sum |w| |x| covers it for these row lengths.
+// - Float types (F32, F16, BF16) see the same weights and activations as the reference (both round F16 /
+//   BF16 activations to the weight type); only float accumulation differs from the reference's double:
+//   1e-5 * sum |w| |x| covers it for these row lengths.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,26 +1,35 @@
 #pragma once
-// Row-times-activation dot products for every weight type on 256-bit x86 vectors, and the row loops that
-// drive them. Included ONLY by an ISA translation unit (kernels/matmul/avx2/matmul_avx2.cpp,
+// Row-times-activation dot products for every weight type on 256-bit x86 vectors (the matvec path), the
+// K formats' decoders for the tiled path (x86_tile_kernels.h), and the row loops that choose between them.
+// Included ONLY by an ISA translation unit (kernels/matmul/avx2/matmul_avx2.cpp,
 // kernels/matmul/avx512/matmul_avx512vnni.cpp) after its `#pragma GCC target`, so every function here is
 // compiled for that unit's ISA; the anonymous namespace gives each unit its own copies (no ODR clash between
-// ISAs). The one ISA difference is the integer multiply-add, supplied by the unit as the `Isa` policy:
+// ISAs). The unit supplies the ISA differences as the `Isa` policy:
 //   Isa::dot(acc, u, s)            acc + per-int32-lane sums of 4 products u8 * s8
 //   Isa::dot_scaled(acc, u, s, k)  acc + per-int32-lane sums of 2 int16 pair sums u8 * s8, times int16 k
-// Products u * s are pair-summed in int16 first (maddubs), so callers keep 2 * |u| * |s| < 2^15.
+//   Isa::kWideUnsigned             dot does not saturate (VNNI): codes may use all 8 bits unsigned
+//   Isa::bit_bytes(bits, v)        byte j = v[j] where bit j of bits is set, else 0
+//   Isa::Tile                      the tiled kernels' vector policy (x86_tile_kernels.h)
+// Without kWideUnsigned, products are pair-summed in int16 first (maddubs), so callers keep
+// 2 * |u| * |s| < 2^15.
 //
 // Integer types: weight codes (unsigned where the format allows, else made unsigned with the sign trick
 // |w| * sign(x, w)) times int8 activation codes, summed exactly in int32 per block, then scaled in float.
 // Weights are read through byte pointers at fixed field offsets: rows need not be aligned.
 #include <immintrin.h>
 
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
 #include "kernels/matmul/activation_quant.h"
 #include "kernels/matmul/avx2/x86_float_kernels.h"
+#include "kernels/matmul/avx2/x86_q8_formats.h"
 #include "kernels/matmul/avx2/x86_simd_helpers.h"
+#include "kernels/matmul/avx2/x86_tile_kernels.h"
 #include "kernels/matmul/matmul.h"
+#include "kernels/matmul/quantized_activations.h"
 #include "kernels/quant/blocks_basic.h"
 #include "kernels/quant/blocks_k.h"
 
@@ -29,104 +38,76 @@ namespace {
 
 using kquant::BlockQ8K;
 
-// ---- 32-value formats against ActBlockQ8 --------------------------------------------------------------
-// Each returns sum over the nb blocks of one weight row (`w`, packed blocks) times one activation row.
+// ---- 32-value formats against q8 activations (matvec) ------------------------------------------------
+// One weight row (`w`, nb packed blocks of format F) times one token's q8 row: codes pair-interleaved
+// (pair_interleave_q8), scales xd and sums xs [nb]. Two blocks per step: their low-half codes share one
+// vector and their high halves another, so one int32 vector holds block 2p in lanes 0-3 and block 2p + 1 in
+// lanes 4-7; it is converted once and scaled by [d0 dx0] x 4, [d1 dx1] x 4 in one FMA. Offsets (o times the
+// activation block sum) are summed apart.
 
-// Per-block partial sums: a float vector (scaled integer dot) and a scalar (the offset term). Four of them
-// run side by side so that consecutive blocks do not wait on one FMA latency chain.
-struct BlockAcc {
-  __m256 v;
-  float offset;
-};
-
-// sum of step(acc, block pointer, activation block) over the row, 4 blocks in flight.
-template <size_t kBytes, class Step>
-inline BlockAcc sum_blocks(const uint8_t* w, const ActBlockQ8* x, size_t nb, Step step) {
-  BlockAcc a[4] = {
-      {_mm256_setzero_ps(), 0}, {_mm256_setzero_ps(), 0}, {_mm256_setzero_ps(), 0}, {_mm256_setzero_ps(), 0}};
-  size_t b = 0;
-  for (; b + 4 <= nb; b += 4) {
-    for (int k = 0; k < 4; ++k) step(a[k], w + (b + k) * kBytes, x[b + k]);
+// Integer dot of 32 weight codes (signed or not, per F) with 32 activation codes, added to acc.
+template <class Isa, class F>
+inline __m256i block_dot(__m256i acc, __m256i w, __m256i x) {
+  if constexpr (F::template kSigned<Isa>) {
+    return dot_signed<Isa>(acc, w, x);
+  } else {
+    return Isa::dot(acc, w, x);
   }
-  for (; b < nb; ++b) step(a[0], w + b * kBytes, x[b]);
-  return {_mm256_add_ps(_mm256_add_ps(a[0].v, a[1].v), _mm256_add_ps(a[2].v, a[3].v)),
-          (a[0].offset + a[1].offset) + (a[2].offset + a[3].offset)};
 }
 
-// Q8_0 (34 bytes: f16 d, int8 qs[32]).
-template <class Isa>
-float dot_q8_0(const uint8_t* w, const ActBlockQ8* x, size_t nb) {
-  const BlockAcc sum = sum_blocks<34>(w, x, nb, [](BlockAcc& a, const uint8_t* blk, const ActBlockQ8& xb) {
-    const __m256i dot = dot_signed<Isa>(_mm256_setzero_si256(), load256(blk + 2), load256(xb.qs));
-    a.v = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(half_at(blk) * xb.d), a.v);
-  });
-  return hsum(sum.v);
+// Two adjacent floats of p as [p0, p1, 0, 0].
+inline __m128 load_float_pair(const float* p) {
+  return _mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
 }
 
-// Q4_0 (18 bytes: f16 d, qs[16]): value (q - 8) * d; the -8 is applied through the activation sums.
-template <class Isa>
-float dot_q4_0(const uint8_t* w, const ActBlockQ8* x, size_t nb) {
-  const BlockAcc sum = sum_blocks<18>(w, x, nb, [](BlockAcc& a, const uint8_t* blk, const ActBlockQ8& xb) {
-    const float dw = half_at(blk);
-    const __m256i dot = Isa::dot(_mm256_setzero_si256(), unpack_nibbles(blk + 2), load256(xb.qs));
-    a.v = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(dw * xb.d), a.v);
-    a.offset += dw * xb.dsum;
-  });
-  return hsum(sum.v) - 8 * sum.offset;
+// The int32 dot of blocks b0 and b0 + kBytes (lanes 0-3, 4-7) with 64 pair-interleaved activation codes.
+template <class Isa, class F>
+inline __m256i pair_dot(const uint8_t* b0, const int8_t* xq) {
+  __m256i lo, hi;
+  F::template pair_codes<Isa>(b0, b0 + F::kBytes, lo, hi);
+  return block_dot<Isa, F>(block_dot<Isa, F>(_mm256_setzero_si256(), lo, load256(xq)), hi, load256(xq + 32));
 }
 
-// Q4_1 (20 bytes: f16 d, f16 m, qs[16]): value q * d + m.
-template <class Isa>
-float dot_q4_1(const uint8_t* w, const ActBlockQ8* x, size_t nb) {
-  const BlockAcc sum = sum_blocks<20>(w, x, nb, [](BlockAcc& a, const uint8_t* blk, const ActBlockQ8& xb) {
-    const __m256i dot = Isa::dot(_mm256_setzero_si256(), unpack_nibbles(blk + 4), load256(xb.qs));
-    a.v = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(half_at(blk) * xb.d), a.v);
-    a.offset += half_at(blk + 2) * xb.dsum;
-  });
-  return hsum(sum.v) + sum.offset;
-}
-
-// The 5-bit codes of a Q5_0 / Q5_1 block: nibbles plus 16 where the qh bit is set.
-inline __m256i q5_codes(const uint8_t* qh, const uint8_t* qs) {
-  return _mm256_or_si256(unpack_nibbles(qs), _mm256_and_si256(bytes_from_bits(u32_at(qh)), _mm256_set1_epi8(0x10)));
-}
-
-// Q5_0 (22 bytes: f16 d, qh[4], qs[16]): value (q - 16) * d.
-template <class Isa>
-float dot_q5_0(const uint8_t* w, const ActBlockQ8* x, size_t nb) {
-  const BlockAcc sum = sum_blocks<22>(w, x, nb, [](BlockAcc& a, const uint8_t* blk, const ActBlockQ8& xb) {
-    const float dw = half_at(blk);
-    const __m256i dot = Isa::dot(_mm256_setzero_si256(), q5_codes(blk + 2, blk + 6), load256(xb.qs));
-    a.v = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(dw * xb.d), a.v);
-    a.offset += dw * xb.dsum;
-  });
-  return hsum(sum.v) - 16 * sum.offset;
-}
-
-// Q5_1 (24 bytes: f16 d, f16 m, qh[4], qs[16]): value q * d + m.
-template <class Isa>
-float dot_q5_1(const uint8_t* w, const ActBlockQ8* x, size_t nb) {
-  const BlockAcc sum = sum_blocks<24>(w, x, nb, [](BlockAcc& a, const uint8_t* blk, const ActBlockQ8& xb) {
-    const __m256i dot = Isa::dot(_mm256_setzero_si256(), q5_codes(blk + 4, blk + 8), load256(xb.qs));
-    a.v = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(half_at(blk) * xb.d), a.v);
-    a.offset += half_at(blk + 2) * xb.dsum;
-  });
-  return hsum(sum.v) + sum.offset;
-}
-
-// The IQ4 codebook in both 128-bit lanes, for byte lookups by nibble.
-inline __m256i iq4_table() { return _mm256_broadcastsi128_si256(load128(basic_quant::kIq4Values)); }
-
-// IQ4_NL (18 bytes: f16 d, qs[16]): value d * kIq4Values[q].
-template <class Isa>
-float dot_iq4_nl(const uint8_t* w, const ActBlockQ8* x, size_t nb) {
-  const __m256i table = iq4_table();
-  const BlockAcc sum = sum_blocks<18>(w, x, nb, [table](BlockAcc& a, const uint8_t* blk, const ActBlockQ8& xb) {
-    const __m256i values = _mm256_shuffle_epi8(table, unpack_nibbles(blk + 2));
-    const __m256i dot = dot_signed<Isa>(_mm256_setzero_si256(), values, load256(xb.qs));
-    a.v = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(half_at(blk) * xb.d), a.v);
-  });
-  return hsum(sum.v);
+template <class Isa, class F>
+float dot_q8_row(const uint8_t* w, const int8_t* xq, const float* xd, const float* xs, size_t nb) {
+  const __m256i spread = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
+  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+  // Eight blocks per step: their scales (one f16 conversion for all) times the activation scales give
+  // s[8]; pair p of the step takes [s[2p] x 4, s[2p + 1] x 4]. Offsets: o[8] . sums[8] per step, where o is
+  // the stored min or d (times kOffsetFactor once at the end).
+  __m256 offset8 = _mm256_setzero_ps();
+  size_t b = 0;
+  for (; b + 8 <= nb; b += 8) {
+    const uint8_t* blk = w + b * F::kBytes;
+    const __m256 d = halves8<F::kBytes>(blk);
+    const __m256 s = _mm256_mul_ps(d, _mm256_loadu_ps(xd + b));
+    const __m256 o = F::kHasMin ? halves8<F::kBytes>(blk + 2) : d;
+    offset8 = _mm256_fmadd_ps(o, _mm256_loadu_ps(xs + b), offset8);
+    for (int p = 0; p < 4; ++p) {
+      const __m256i dot = pair_dot<Isa, F>(blk + 2 * p * F::kBytes, xq + 32 * (b + 2 * p));
+      const __m256i pick = _mm256_add_epi32(spread, _mm256_set1_epi32(2 * p));
+      acc[p % 2] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_permutevar8x32_ps(s, pick), acc[p % 2]);
+    }
+  }
+  float sum = hsum(offset8) * (F::kHasMin ? 1.0f : F::template kOffsetFactor<Isa>);
+  for (; b + 2 <= nb; b += 2) {  // pairs left
+    const uint8_t* b0 = w + b * F::kBytes;
+    const __m128 d_o = F::template scale_pair<Isa>(b0, b0 + F::kBytes);  // [d0, d1, o0, o1]
+    const __m128 scales = _mm_mul_ps(d_o, load_float_pair(xd + b));
+    const __m256 s = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(scales), spread);
+    acc[0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(pair_dot<Isa, F>(b0, xq + 32 * b)), s, acc[0]);
+    const __m128 off = _mm_mul_ps(_mm_movehl_ps(d_o, d_o), load_float_pair(xs + b));
+    sum += _mm_cvtss_f32(_mm_add_ss(off, _mm_movehdup_ps(off)));
+  }
+  if (b < nb) {  // an odd last block, in value order
+    const uint8_t* blk = w + b * F::kBytes;
+    float d, o;
+    F::template scale_one<Isa>(blk, d, o);
+    const __m256i dot = block_dot<Isa, F>(_mm256_setzero_si256(), F::template codes<Isa>(blk), load256(xq + 32 * b));
+    acc[0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(d * xd[b]), acc[0]);
+    sum += o * xs[b];
+  }
+  return hsum(_mm256_add_ps(acc[0], acc[1])) + sum;
 }
 
 // ---- 256-value formats against BlockQ8K ---------------------------------------------------------------
@@ -370,31 +351,211 @@ float dot_iq4_xs(const uint8_t* w, const BlockQ8K* x, size_t nb) {
   return hsum(acc);
 }
 
-// ---- row loops ----------------------------------------------------------------------------------------
-// Each thread owns rows [row_begin, row_end); activations are quantized once per call, and every weight
-// row is dotted with all tokens while it is in cache.
+// ---- K formats decoded for the tiled kernels ----------------------------------------------------------
+// unpack<Isa>(blk, codes, scales, d, off) writes one super-block as
+//   codes [256]  unsigned, in value order
+//   scales [256 / kSub]  integer sub-block scales, d the float super-block scale
+//   off [256 / kOffGroup]  offset coefficients: each multiplies the activation sum of its group
+// so that  value = d * scales[v / kSub] * codes[v]  plus the offsets.
 
-template <float (*Dot)(const uint8_t*, const ActBlockQ8*, size_t)>
+inline void store256(uint8_t* p, __m256i v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
+
+// Q4_K: value = d * sc[j] * q - dmin * m[j] per 32-value sub-block j.
+struct Q4KFormat {
+  static constexpr size_t kBytes = 144, kSub = 32, kOffGroup = 32;
+  template <class Isa>
+  static constexpr bool kSigned = false;
+  template <class Isa>
+  static void unpack(const uint8_t* w, uint8_t* codes, int32_t* scales, float& d, float* off) {
+    uint8_t sc[8], mn[8];
+    unpack_scales_mins(w + 4, sc, mn);
+    d = half_at(w);
+    const float dmin = half_at(w + 2);
+    for (int j = 0; j < 8; ++j) {
+      scales[j] = sc[j];
+      off[j] = -dmin * mn[j];
+    }
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    for (int c = 0; c < 4; ++c) {
+      const __m256i q = load256(w + 16 + 32 * c);
+      store256(codes + 64 * c, _mm256_and_si256(q, low4));
+      store256(codes + 64 * c + 32, _mm256_and_si256(_mm256_srli_epi16(q, 4), low4));
+    }
+  }
+};
+
+// Q5_K: Q4_K with the fifth bit from qh (see dot_q5_K).
+struct Q5KFormat {
+  static constexpr size_t kBytes = 176, kSub = 32, kOffGroup = 32;
+  template <class Isa>
+  static constexpr bool kSigned = false;
+  template <class Isa>
+  static void unpack(const uint8_t* w, uint8_t* codes, int32_t* scales, float& d, float* off) {
+    uint8_t sc[8], mn[8];
+    unpack_scales_mins(w + 4, sc, mn);
+    d = half_at(w);
+    const float dmin = half_at(w + 2);
+    for (int j = 0; j < 8; ++j) {
+      scales[j] = sc[j];
+      off[j] = -dmin * mn[j];
+    }
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    const __m256i one = _mm256_set1_epi8(1);
+    __m256i high = load256(w + 16);
+    for (int c = 0; c < 4; ++c) {
+      const __m256i q = load256(w + 48 + 32 * c);
+      const __m256i lo_bit = _mm256_slli_epi16(_mm256_and_si256(high, one), 4);
+      const __m256i hi_bit = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(high, 1), one), 4);
+      high = _mm256_srli_epi16(high, 2);
+      store256(codes + 64 * c, _mm256_or_si256(_mm256_and_si256(q, low4), lo_bit));
+      store256(codes + 64 * c + 32, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), hi_bit));
+    }
+  }
+};
+
+// Q6_K: value = d * sc[g] * (q - 32) per 16-value group g; the -32 becomes the offset -32 d sc[g].
+struct Q6KFormat {
+  static constexpr size_t kBytes = 210, kSub = 16, kOffGroup = 16;
+  template <class Isa>
+  static constexpr bool kSigned = false;
+  template <class Isa>
+  static void unpack(const uint8_t* w, uint8_t* codes, int32_t* scales, float& d, float* off) {
+    d = half_at(w + 208);
+    for (int g = 0; g < 16; ++g) {
+      scales[g] = static_cast<int8_t>(w[192 + g]);
+      off[g] = -32.0f * d * static_cast<float>(scales[g]);
+    }
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    for (int h = 0; h < 2; ++h) {
+      const __m256i ql0 = load256(w + 64 * h);
+      const __m256i ql1 = load256(w + 64 * h + 32);
+      const __m256i qh = load256(w + 128 + 32 * h);
+      uint8_t* out = codes + 128 * h;
+      store256(out, _mm256_or_si256(_mm256_and_si256(ql0, low4),
+                                    _mm256_slli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(0x03)), 4)));
+      store256(out + 32, _mm256_or_si256(_mm256_and_si256(ql1, low4),
+                                         _mm256_slli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(0x0C)), 2)));
+      store256(out + 64, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4),
+                                         _mm256_and_si256(qh, _mm256_set1_epi8(0x30))));
+      store256(out + 96,
+               _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
+                               _mm256_srli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(static_cast<char>(0xC0))), 2)));
+    }
+  }
+};
+
+// Q3_K: value = d * sc[g] * (q - 4) per 16-value group; the -4 becomes the offset -4 d sc[g].
+struct Q3KFormat {
+  static constexpr size_t kBytes = 110, kSub = 16, kOffGroup = 16;
+  template <class Isa>
+  static constexpr bool kSigned = false;
+  template <class Isa>
+  static void unpack(const uint8_t* w, uint8_t* codes, int32_t* scales, float& d, float* off) {
+    d = half_at(w + 108);
+    int16_t sc[16];
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(sc), q3_scales16(w + 96));
+    for (int g = 0; g < 16; ++g) {
+      scales[g] = sc[g];
+      off[g] = -4.0f * d * static_cast<float>(sc[g]);
+    }
+    const __m256i low2 = _mm256_set1_epi8(3);
+    const __m256i one = _mm256_set1_epi8(1);
+    __m256i high = load256(w);  // shifted right by 1 per 32 values
+    for (int h = 0; h < 2; ++h) {
+      const __m256i q = load256(w + 32 + 32 * h);
+      for (int k = 0; k < 4; ++k) {
+        const __m256i hbit = _mm256_slli_epi16(_mm256_and_si256(high, one), 2);
+        high = _mm256_srli_epi16(high, 1);
+        store256(codes + 128 * h + 32 * k, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 2 * k), low2), hbit));
+      }
+    }
+  }
+};
+
+// Q2_K: value = d * (sc & 15) * q - dmin * (sc >> 4) per 16-value group.
+struct Q2KFormat {
+  static constexpr size_t kBytes = 84, kSub = 16, kOffGroup = 16;
+  template <class Isa>
+  static constexpr bool kSigned = false;
+  template <class Isa>
+  static void unpack(const uint8_t* w, uint8_t* codes, int32_t* scales, float& d, float* off) {
+    d = half_at(w + 80);
+    const float dmin = half_at(w + 82);
+    for (int g = 0; g < 16; ++g) {
+      scales[g] = w[g] & 15;
+      off[g] = -dmin * static_cast<float>(w[g] >> 4);
+    }
+    const __m256i low2 = _mm256_set1_epi8(3);
+    for (int h = 0; h < 2; ++h) {
+      const __m256i q = load256(w + 16 + 32 * h);
+      for (int k = 0; k < 4; ++k) {
+        store256(codes + 128 * h + 32 * k, _mm256_and_si256(_mm256_srli_epi16(q, 2 * k), low2));
+      }
+    }
+  }
+};
+
+// IQ4_XS: value = d * (ls - 32) * kIq4Values[q] per 32-value sub-block. With a non-saturating byte dot
+// (Isa::kWideUnsigned) codes are kIq4Values + 128 with offset -128 d (ls - 32); else signed, no offset.
+struct Iq4XsFormat {
+  static constexpr size_t kBytes = 136, kSub = 32, kOffGroup = 32;
+  template <class Isa>
+  static constexpr bool kSigned = !Isa::kWideUnsigned;
+  template <class Isa>
+  static void unpack(const uint8_t* w, uint8_t* codes, int32_t* scales, float& d, float* off) {
+    d = half_at(w);
+    const unsigned scales_h = u16_at(w + 2);
+    const __m256i table = iq4_table(!kSigned<Isa>);
+    for (int ib = 0; ib < 8; ++ib) {
+      const int ls = ((w[4 + ib / 2] >> (4 * (ib % 2))) & 0xF) | (((scales_h >> (2 * ib)) & 3) << 4);
+      scales[ib] = ls - 32;
+      off[ib] = kSigned<Isa> ? 0.0f : -128.0f * d * static_cast<float>(ls - 32);
+      store256(codes + 32 * ib, _mm256_shuffle_epi8(table, unpack_nibbles(w + 8 + 16 * ib)));
+    }
+  }
+};
+
+// ---- row loops ----------------------------------------------------------------------------------------
+// Each thread owns rows [row_begin, row_end). A single token (or a few) takes the matvec path: each weight
+// row dotted with every token while it is in cache. From kMinPanelTokens tokens on, they run tiled
+// (x86_tile_kernels.h).
+
+// The activations in the format the problem's weight type reads: p.xq when it has them, else quantized
+// here into a per-thread buffer (then every thread of a split problem quantizes all of x).
+inline const QuantizedActivations& problem_activations(const MatmulProblem& p) {
+  if (p.xq && p.xq->has(activation_format(p.type))) return *p.xq;
+  thread_local QuantizedActivations local;
+  const GgmlType types[] = {p.type};
+  [[maybe_unused]] const Status quantized = local.quantize_all(p.x, p.n_tokens, p.n_cols, types);
+  assert(quantized.ok());  // check_matmul_problem has validated the shape
+  return local;
+}
+
+template <class Isa, class F>
 void matmul_q8_act(const MatmulProblem& p, size_t row_begin, size_t row_end) {
   if (row_begin >= row_end || p.n_tokens == 0) return;
-  const ActBlockQ8* act = quantize_activation_rows_q8(p.x, p.n_tokens, p.n_cols);
+  const QuantizedActivations& a = problem_activations(p);
+  if (a.has_panels()) return matmul_tiled_q8<Isa, F>(p, a, row_begin, row_end);
   const size_t nb = p.n_cols / 32;
   const size_t row_bytes = p.weights.size() / p.n_rows;
   const uint8_t* w = weight_bytes(p);
   for (size_t r = row_begin; r < row_end; ++r) {
-    for (size_t t = 0; t < p.n_tokens; ++t) p.y[t * p.n_rows + r] = Dot(w + r * row_bytes, act + t * nb, nb);
+    for (size_t t = 0; t < p.n_tokens; ++t) {
+      p.y[t * p.n_rows + r] = dot_q8_row<Isa, F>(w + r * row_bytes, a.q8_codes(t), a.q8_scales(t), a.q8_sums(t), nb);
+    }
   }
 }
 
-template <float (*Dot)(const uint8_t*, const BlockQ8K*, size_t)>
+template <class Isa, class F, float (*Dot)(const uint8_t*, const BlockQ8K*, size_t)>
 void matmul_q8k_act(const MatmulProblem& p, size_t row_begin, size_t row_end) {
   if (row_begin >= row_end || p.n_tokens == 0) return;
-  const BlockQ8K* act = quantize_activation_rows_q8k(p.x, p.n_tokens, p.n_cols);
+  const QuantizedActivations& a = problem_activations(p);
+  if (a.has_panels()) return matmul_tiled_q8k<Isa, F>(p, a, row_begin, row_end);
   const size_t nb = p.n_cols / kquant::kSuperBlock;
   const size_t row_bytes = p.weights.size() / p.n_rows;
   const uint8_t* w = weight_bytes(p);
   for (size_t r = row_begin; r < row_end; ++r) {
-    for (size_t t = 0; t < p.n_tokens; ++t) p.y[t * p.n_rows + r] = Dot(w + r * row_bytes, act + t * nb, nb);
+    for (size_t t = 0; t < p.n_tokens; ++t) p.y[t * p.n_rows + r] = Dot(w + r * row_bytes, a.q8k_row(t), nb);
   }
 }
 
@@ -406,14 +567,21 @@ struct TypedKernel {
 
 template <class Isa>
 constexpr TypedKernel kIsaKernels[] = {
-    {GgmlType::Q4_K, matmul_q8k_act<dot_q4_K<Isa>>},     {GgmlType::Q6_K, matmul_q8k_act<dot_q6_K<Isa>>},
-    {GgmlType::Q8_0, matmul_q8_act<dot_q8_0<Isa>>},      {GgmlType::Q4_0, matmul_q8_act<dot_q4_0<Isa>>},
-    {GgmlType::F16, matmul_float_act<dot_f16>},          {GgmlType::F32, matmul_float_act<dot_f32>},
-    {GgmlType::BF16, matmul_float_act<dot_bf16>},        {GgmlType::Q5_K, matmul_q8k_act<dot_q5_K<Isa>>},
-    {GgmlType::Q5_0, matmul_q8_act<dot_q5_0<Isa>>},      {GgmlType::Q4_1, matmul_q8_act<dot_q4_1<Isa>>},
-    {GgmlType::Q5_1, matmul_q8_act<dot_q5_1<Isa>>},      {GgmlType::IQ4_NL, matmul_q8_act<dot_iq4_nl<Isa>>},
-    {GgmlType::IQ4_XS, matmul_q8k_act<dot_iq4_xs<Isa>>}, {GgmlType::Q2_K, matmul_q8k_act<dot_q2_K<Isa>>},
-    {GgmlType::Q3_K, matmul_q8k_act<dot_q3_K<Isa>>},
+    {GgmlType::Q4_K, matmul_q8k_act<Isa, Q4KFormat, dot_q4_K<Isa>>},
+    {GgmlType::Q6_K, matmul_q8k_act<Isa, Q6KFormat, dot_q6_K<Isa>>},
+    {GgmlType::Q8_0, matmul_q8_act<Isa, Q8_0Format>},
+    {GgmlType::Q4_0, matmul_q8_act<Isa, Q4_0Format>},
+    {GgmlType::F16, matmul_float_act<dot_f16>},
+    {GgmlType::F32, matmul_float_act<dot_f32>},
+    {GgmlType::BF16, matmul_float_act<dot_bf16>},
+    {GgmlType::Q5_K, matmul_q8k_act<Isa, Q5KFormat, dot_q5_K<Isa>>},
+    {GgmlType::Q5_0, matmul_q8_act<Isa, Q5_0Format>},
+    {GgmlType::Q4_1, matmul_q8_act<Isa, Q4_1Format>},
+    {GgmlType::Q5_1, matmul_q8_act<Isa, Q5_1Format>},
+    {GgmlType::IQ4_NL, matmul_q8_act<Isa, Iq4NlFormat>},
+    {GgmlType::IQ4_XS, matmul_q8k_act<Isa, Iq4XsFormat, dot_iq4_xs<Isa>>},
+    {GgmlType::Q2_K, matmul_q8k_act<Isa, Q2KFormat, dot_q2_K<Isa>>},
+    {GgmlType::Q3_K, matmul_q8k_act<Isa, Q3KFormat, dot_q3_K<Isa>>},
 };
 
 }  // namespace

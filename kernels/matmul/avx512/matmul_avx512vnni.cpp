@@ -2,6 +2,8 @@
 // pragma), with VNNI multiply-adds as the Isa policy.
 #include "kernels/matmul/avx512/matmul_avx512vnni.h"
 
+#include <algorithm>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -9,7 +11,9 @@
 
 #include "kernels/cpu_features.h"
 #include "kernels/matmul/activation_quant.h"
+#include "kernels/matmul/decode_buffer.h"
 #include "kernels/matmul/matmul.h"
+#include "kernels/matmul/quantized_activations.h"
 #include "kernels/quant/blocks_basic.h"
 #include "kernels/quant/blocks_k.h"
 
@@ -20,7 +24,32 @@
 namespace infertune::x86 {
 namespace {
 
+// The tiled kernels' vectors: 16 tokens per zmm (one activation panel), a tile of 4 rows x 32 tokens; the
+// 32 zmm registers hold its 8 accumulators, 8 super-block and 8 sub-block sums.
+struct Avx512Tile {
+  using I = __m512i;
+  using F = __m512;
+  static constexpr int kLanes = 16, kRows = 4, kVecs = 2;
+  static I zero() { return _mm512_setzero_si512(); }
+  static I load(const int8_t* p) { return _mm512_loadu_si512(p); }
+  static I bcast(const uint8_t* p) { return _mm512_set1_epi32(static_cast<int>(u32_at(p))); }
+  static I dot(I acc, I u, I s) { return _mm512_dpbusd_epi32(acc, u, s); }
+  static I mul_add(I acc, I a, int32_t k) { return _mm512_add_epi32(acc, _mm512_mullo_epi32(a, _mm512_set1_epi32(k))); }
+  static F zerof() { return _mm512_setzero_ps(); }
+  static F loadf(const float* p) { return _mm512_loadu_ps(p); }
+  static F set1f(float v) { return _mm512_set1_ps(v); }
+  static F cvt(I v) { return _mm512_cvtepi32_ps(v); }
+  static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
+  static F fma(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
+  static void storef(float* p, F v) { _mm512_storeu_ps(p, v); }
+};
+
+// VPDPBUSD sums u8 * s8 products in int32 without saturating, so codes may use all 8 bits unsigned.
 struct VnniIsa {
+  static constexpr bool kWideUnsigned = true;
+  using Tile = Avx512Tile;
+  // A byte mask register does in one instruction what AVX2 needs a shuffle, an or and a compare for.
+  static __m256i bit_bytes(uint32_t bits, __m256i v) { return _mm256_maskz_mov_epi8(bits, v); }
   static __m256i dot(__m256i acc, __m256i u, __m256i s) { return _mm256_dpbusd_epi32(acc, u, s); }
   // maddubs pair sums (int16) times the int16 scales, accumulated by VPDPWSSD.
   static __m256i dot_scaled(__m256i acc, __m256i u, __m256i s, __m256i scale16) {

@@ -1,0 +1,79 @@
+// `infertune bench`: llama-bench over this engine. Expands the flags into tests (test_matrix.h), runs
+// them (bench_runner.h) and prints each result as it finishes (printer.h). Exit status 0 when at least
+// one test ran, 1 when every test failed or the flags are bad.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "bench/bench_commands.h"
+#include "bench/llama_bench/bench_flags.h"
+#include "bench/llama_bench/bench_progress.h"
+#include "bench/llama_bench/bench_runner.h"
+#include "bench/llama_bench/printer.h"
+#include "bench/llama_bench/roofline.h"
+#include "bench/llama_bench/run_info.h"
+#include "bench/llama_bench/test_matrix.h"
+
+namespace infertune {
+namespace {
+
+constexpr const char* kCommand = "bench";
+
+// Reading weights faster than the probe's bandwidth means the probe's figure is off (measured while the
+// machine was busy, or before a hardware change): say so once, since every roofline % of the run is off too.
+void warn_if_above_roofline(const BenchResult& result, const RunInfo& run, BenchProgress& progress, bool& warned) {
+  const auto pct = roofline_percent(result, run.read_bandwidth_gbps);
+  if (warned || !pct || *pct <= 100) return;
+  warned = true;
+  progress.note(
+      fmt::format("warning: {} read weights at {:.0f}% of the host probe's {:.1f} GB/s read bandwidth; the "
+                  "probe was probably measured on a busy machine (re-measure on an idle one: infertune "
+                  "probe --refresh)",
+                  test_name(result.test), *pct, *run.read_bandwidth_gbps));
+}
+
+int run_bench(const BenchFlagText& text) {
+  auto params = resolve_bench_params(text);
+  if (!params) return report_error(kCommand, params.error().message);
+  const std::vector<BenchTest> tests = expand_tests(*params);
+  if (tests.empty()) return report_error(kCommand, "nothing to run: -p, -n and -pg give no test");
+
+  BenchProgress progress(params->progress, tests.size());
+  const RunInfo run = gather_run_info(*params, progress);
+  std::unique_ptr<ResultPrinter> printer = make_printer(stdout, *params, run);
+  printer->header();
+  std::fflush(stdout);
+
+  BenchRunner runner(*params, progress);
+  size_t succeeded = 0;
+  bool warned_roofline = false;
+  for (size_t i = 0; i < tests.size(); ++i) {
+    const BenchResult result = runner.run(tests[i], i);
+    progress.clear();
+    if (result.ok()) {
+      ++succeeded;
+    } else {
+      progress.note(fmt::format("error: {} ({}): {}", test_name(tests[i]), tests[i].model, result.error));
+    }
+    printer->row(result);
+    warn_if_above_roofline(result, run, progress, warned_roofline);
+  }
+  printer->footer();
+  std::fflush(stdout);
+  if (succeeded == 0) return report_error(kCommand, fmt::format("all {} tests failed", tests.size()));
+  return 0;
+}
+
+}  // namespace
+
+void add_bench_command(Subcommands& commands) {
+  auto text = std::make_shared<BenchFlagText>();
+  CLI::App* app = commands.add(kCommand,
+                               "Measure prompt processing (pp) and generation (tg) speed, as llama-bench does: "
+                               "every combination of the given parameter lists",
+                               [text] { return run_bench(*text); });
+  add_bench_flags(*app, *text);
+}
+
+}  // namespace infertune

@@ -1,0 +1,44 @@
+#pragma once
+// One row of bench output: the test, what was measured (every repetition's time in ns) or why it could not
+// run, and the figures derived from the samples. RunInfo holds what is the same for every row.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/llama_bench/bench_params.h"
+#include "bench/llama_bench/model_facts.h"
+#include "bench/llama_bench/test_matrix.h"
+
+namespace infertune {
+
+struct RunInfo {
+  std::string build_commit;
+  std::string cpu_info;  // CPU model name
+  std::string gpu_info;  // GPU names, ", "-separated; empty without one
+  std::string backends;  // "CPU"
+  NumaMode numa = NumaMode::none;
+  int priority = 0;
+  std::optional<double> read_bandwidth_gbps;  // the host probe's all-core read bandwidth; absent: no probe
+};
+
+struct BenchResult {
+  BenchTest test;
+  std::optional<ModelFacts> model;   // absent when the model did not load
+  unsigned threads_used = 0;         // the pool's thread count for the test (0 when it did not start)
+  std::string test_time;             // RFC 3339 UTC, when the test started
+  std::vector<uint64_t> samples_ns;  // [repetitions], timed part of each
+  std::string error;                 // non-empty: the test could not run, and why
+
+  bool ok() const { return error.empty(); }
+  int n_tokens() const { return test.n_prompt + test.n_gen; }  // tokens per timed repetition
+};
+
+// llama-bench's statistics: means, and sample standard deviations (n - 1; 0 for fewer than 2 samples).
+uint64_t avg_ns(const BenchResult& result);
+uint64_t stddev_ns(const BenchResult& result);
+std::vector<double> samples_ts(const BenchResult& result);  // tokens per second of each repetition
+double avg_ts(const BenchResult& result);
+double stddev_ts(const BenchResult& result);
+
+}  // namespace infertune

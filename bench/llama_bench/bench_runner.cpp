@@ -1,0 +1,176 @@
+#include "bench/llama_bench/bench_runner.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <ctime>
+#include <exception>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "bench/llama_bench/context_setup.h"
+#include "engine/context/context.h"
+#include "engine/threading/placed_pool.h"
+
+namespace infertune {
+namespace {
+
+// Random token ids, the same sequence for every test (a fixed seed), as llama-bench's std::rand.
+class RandomTokens {
+ public:
+  explicit RandomTokens(uint32_t n_vocab) : pick_(0, static_cast<int32_t>(n_vocab) - 1) {}
+  void fill(std::vector<int32_t>& tokens, size_t n) {
+    tokens.resize(n);
+    for (int32_t& t : tokens) t = pick_(rng_);
+  }
+
+ private:
+  std::mt19937 rng_{20240901u};
+  std::uniform_int_distribution<int32_t> pick_;
+};
+
+// `n` prompt tokens in pieces of at most `n_batch`, each decode giving only its last logits.
+Status eval_prompt(Context& ctx, int n, int n_batch, RandomTokens& tokens) {
+  std::vector<int32_t> piece;
+  for (int done = 0; done < n;) {
+    const int size = std::min(n - done, n_batch);
+    tokens.fill(piece, static_cast<size_t>(size));
+    if (auto logits = ctx.decode(piece, Logits::Last); !logits) return logits.error();
+    done += size;
+  }
+  return {};
+}
+
+// `n` one-token steps.
+Status eval_gen(Context& ctx, int n, RandomTokens& tokens) {
+  std::vector<int32_t> token;
+  for (int i = 0; i < n; ++i) {
+    tokens.fill(token, 1);
+    if (auto logits = ctx.decode(token, Logits::Last); !logits) return logits.error();
+  }
+  return {};
+}
+
+// Brings the cache to the test's starting point: empty, then -d positions. The depth is computed for the
+// first repetition only; later ones drop what the previous repetition added (llama-bench restores a saved
+// state instead: the same cache contents).
+Status reset_to_depth(Context& ctx, const BenchTest& test, bool first, RandomTokens& tokens) {
+  if (!first) return ctx.kv_cache().seq_rm(0, test.n_depth, -1);
+  ctx.clear();
+  return eval_prompt(ctx, test.n_depth, test.n_batch, tokens);
+}
+
+// llama-bench's warmup: the prompt once, one generated token.
+Status warm_up(Context& ctx, const BenchTest& test, RandomTokens& tokens) {
+  if (test.n_prompt > 0) {
+    if (Status s = eval_prompt(ctx, test.n_prompt, test.n_batch, tokens); !s) return s;
+  }
+  if (test.n_gen > 0) return eval_gen(ctx, 1, tokens);
+  return {};
+}
+
+// One repetition: back to the depth (untimed), then the prompt and the generated tokens, timed; in ns.
+Result<uint64_t> time_repetition(Context& ctx, const BenchTest& test, bool first, RandomTokens& tokens) {
+  if (Status s = reset_to_depth(ctx, test, first, tokens); !s) return s.error();
+  const auto start = std::chrono::steady_clock::now();
+  if (Status s = eval_prompt(ctx, test.n_prompt, test.n_batch, tokens); !s) return s.error();
+  if (Status s = eval_gen(ctx, test.n_gen, tokens); !s) return s.error();
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count());
+}
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+PlacementOptions placement_for(const BenchTest& test, const BenchParams& params) {
+  PlacementOptions options;
+  options.threads = test.n_threads > 0 ? test.n_threads : kAutoThreads;
+  options.threads_batch = options.threads;  // llama-bench uses -t for prompts too
+  options.cpu_mask = test.cpu_mask;
+  options.cpu_strict = test.cpu_strict;
+  options.numa = params.numa;
+  options.priority = params.priority;
+  options.poll = test.poll;
+  return options;
+}
+
+}  // namespace
+
+Status BenchRunner::ensure_model(const BenchTest& test, size_t index) {
+  if (loaded_for_ && loaded_for_->same_model_load(test)) {
+    return load_error_.empty() ? Status{} : Status(fail("{}", load_error_));
+  }
+  model_.reset();  // free the previous model before mapping the next
+  facts_.reset();
+  loaded_for_ = test;
+  load_error_.clear();
+  progress_.step(index, test_name(test), "loading " + test.model);
+  auto model = Model::load(test.model, {.use_mmap = test.use_mmap});
+  if (!model) {
+    load_error_ = "cannot load the model: " + model.error().message;
+    return fail("{}", load_error_);
+  }
+  for (const std::string& warning : model->warnings()) progress_.note("warning: " + warning);
+  model_ = std::move(*model);
+  facts_ = model_facts(*model_);
+  return {};
+}
+
+Status BenchRunner::measure(const BenchTest& test, size_t index, BenchResult& result) {
+  const std::string name = test_name(test);
+  if (Status s = check_engine_support(test); !s) return s;
+  if (Status s = ensure_model(test, index); !s) return s;
+  result.model = facts_;
+  if (Status s = check_context_fits(model_->config(), test); !s) return s;
+
+  auto placed = start_placed_pool(placement_for(test, params_));
+  if (!placed) return placed.error();
+  for (const std::string& warning : (*placed)->warnings())
+    progress_.note(fmt::format("{}: warning: {}", name, warning));
+  result.threads_used = (*placed)->plan.n_threads;
+  auto ctx = Context::create(*model_, context_params(test, (*placed)->plan, (*placed)->pool.get()));
+  if (!ctx) return ctx.error();
+
+  if (params_.delay_seconds > 0) {
+    progress_.step(index, name, fmt::format("waiting {} s (--delay)", params_.delay_seconds));
+    std::this_thread::sleep_for(std::chrono::seconds(params_.delay_seconds));
+  }
+  RandomTokens tokens(ctx->n_vocab());
+  if (params_.warmup) {
+    progress_.step(index, name, "warmup");
+    if (Status s = warm_up(*ctx, test, tokens); !s) return s;
+  }
+  for (int rep = 0; rep < params_.repetitions; ++rep) {
+    progress_.step(index, name, fmt::format("repetition {}/{}", rep + 1, params_.repetitions));
+    auto ns = time_repetition(*ctx, test, rep == 0, tokens);
+    if (!ns) return ns.error();
+    result.samples_ns.push_back(*ns);
+  }
+  return {};
+}
+
+BenchResult BenchRunner::run(const BenchTest& test, size_t index) {
+  BenchResult result;
+  result.test = test;
+  result.test_time = utc_now();
+  Status status;
+  try {
+    status = measure(test, index, result);
+  } catch (const std::exception& e) {  // e.g. std::bad_alloc: one failed test must not end the run
+    status = fail("{}", e.what());
+  }
+  if (!status) {
+    result.error = status.error().message;
+    result.samples_ns.clear();
+  }
+  return result;
+}
+
+}  // namespace infertune

@@ -1,0 +1,94 @@
+#include "bench/llama_bench/result_fields.h"
+
+#include <fmt/format.h>
+
+#include "bench/llama_bench/roofline.h"
+
+namespace infertune {
+namespace {
+
+template <class T>
+FieldValue optional_value(const std::optional<T>& value) {
+  if (!value) return std::monostate{};
+  return *value;
+}
+
+struct Row {
+  const BenchResult& r;
+  const RunInfo& run;
+
+  FieldValue model_value(int64_t (*get)(const ModelFacts&)) const {
+    if (!r.model) return std::monostate{};
+    return get(*r.model);
+  }
+  FieldValue timing(FieldValue value) const { return r.ok() ? value : FieldValue{}; }
+
+  std::vector<Field> fields() const {
+    const BenchTest& t = r.test;
+    using K = FieldKind;
+    std::vector<Field> f;
+    f.push_back({"build_commit", K::text, run.build_commit});
+    f.push_back({"cpu_info", K::text, run.cpu_info});
+    f.push_back({"gpu_info", K::text, run.gpu_info});
+    f.push_back({"backends", K::text, run.backends});
+    f.push_back({"model_filename", K::text, t.model});
+    f.push_back({"model_type", K::text, r.model ? FieldValue(r.model->type) : FieldValue()});
+    f.push_back({"model_size", K::integer, model_value([](const ModelFacts& m) { return int64_t(m.size_bytes); })});
+    f.push_back({"model_n_params", K::integer, model_value([](const ModelFacts& m) { return int64_t(m.n_params); })});
+    f.push_back({"n_batch", K::integer, int64_t(t.n_batch)});
+    f.push_back({"n_ubatch", K::integer, int64_t(t.n_ubatch)});
+    f.push_back({"n_threads", K::integer, int64_t(t.n_threads)});
+    f.push_back({"cpu_mask", K::text, t.cpu_mask.empty() ? std::string("0x0") : t.cpu_mask});
+    f.push_back({"cpu_strict", K::boolean, t.cpu_strict});
+    f.push_back({"poll", K::integer, int64_t(t.poll)});
+    f.push_back({"type_k", K::text, t.type_k});
+    f.push_back({"type_v", K::text, t.type_v});
+    f.push_back({"n_gpu_layers", K::integer, int64_t(t.n_gpu_layers)});
+    f.push_back({"flash_attn", K::integer, int64_t(static_cast<int>(t.flash_attn))});
+    f.push_back({"use_mmap", K::boolean, t.use_mmap});
+    f.push_back({"numa", K::text, std::string(numa_mode_name(run.numa))});
+    f.push_back({"prio", K::integer, int64_t(run.priority)});
+    f.push_back({"n_prompt", K::integer, int64_t(t.n_prompt)});
+    f.push_back({"n_gen", K::integer, int64_t(t.n_gen)});
+    f.push_back({"n_depth", K::integer, int64_t(t.n_depth)});
+    f.push_back({"test_time", K::text, r.test_time});
+    f.push_back({"avg_ns", K::integer, timing(int64_t(avg_ns(r)))});
+    f.push_back({"stddev_ns", K::integer, timing(int64_t(stddev_ns(r)))});
+    f.push_back({"avg_ts", K::real, timing(avg_ts(r))});
+    f.push_back({"stddev_ts", K::real, timing(stddev_ts(r))});
+    f.push_back({"test", K::text, test_name(t)});
+    f.push_back({"kernel", K::text, r.model ? FieldValue(r.model->kernel) : FieldValue()});
+    f.push_back({"n_threads_used", K::integer, r.threads_used ? FieldValue(int64_t(r.threads_used)) : FieldValue()});
+    f.push_back({"weight_bytes_per_token", K::integer,
+                 model_value([](const ModelFacts& m) { return int64_t(m.weight_bytes_per_token); })});
+    f.push_back({"roofline_pct", K::real, optional_value(roofline_percent(r, run.read_bandwidth_gbps))});
+    f.push_back({"gops", K::real, optional_value(achieved_gops(r))});
+    f.push_back({"error", K::text, r.ok() ? FieldValue() : FieldValue(r.error)});
+    return f;
+  }
+};
+
+}  // namespace
+
+std::vector<Field> result_field_names() {
+  const BenchResult empty;
+  const RunInfo run;
+  std::vector<Field> fields = Row{empty, run}.fields();
+  for (Field& f : fields) f.value = std::monostate{};
+  return fields;
+}
+
+std::vector<Field> result_fields(const BenchResult& result, const RunInfo& run) { return Row{result, run}.fields(); }
+
+std::string field_text(const FieldValue& value) {
+  struct Visitor {
+    std::string operator()(std::monostate) const { return ""; }
+    std::string operator()(const std::string& s) const { return s; }
+    std::string operator()(int64_t i) const { return std::to_string(i); }
+    std::string operator()(bool b) const { return b ? "1" : "0"; }
+    std::string operator()(double d) const { return fmt::format("{:.6f}", d); }
+  };
+  return std::visit(Visitor{}, value);
+}
+
+}  // namespace infertune

@@ -1,0 +1,35 @@
+#pragma once
+// The columns of the csv, json, jsonl and sql outputs, in order: llama-bench's fields where they exist
+// (build_commit, cpu_info, ..., avg_ts, stddev_ts), then infertune's own (test, kernel, n_threads_used,
+// weight_bytes_per_token, roofline_pct, gops, error). A value the row does not have (an error row's
+// timings, a pp row's roofline) is null.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "bench/llama_bench/bench_result.h"
+
+namespace infertune {
+
+enum class FieldKind { text, integer, boolean, real };
+
+using FieldValue = std::variant<std::monostate, std::string, int64_t, bool, double>;  // monostate: null
+
+struct Field {
+  std::string_view name;
+  FieldKind kind;
+  FieldValue value;
+};
+
+// The names and kinds alone (headers, CREATE TABLE).
+std::vector<Field> result_field_names();
+
+std::vector<Field> result_fields(const BenchResult& result, const RunInfo& run);
+
+// A value as text: integers in decimal, booleans as 0/1 (as llama-bench's csv), reals with 6 decimals;
+// null as "".
+std::string field_text(const FieldValue& value);
+
+}  // namespace infertune

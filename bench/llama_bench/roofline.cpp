@@ -1,0 +1,27 @@
+#include "bench/llama_bench/roofline.h"
+
+namespace infertune {
+
+double weight_ops_per_run(const ModelFacts& model, const BenchTest& test) {
+  const double prompt_pieces = test.n_prompt > 0 ? (test.n_prompt + test.n_batch - 1) / test.n_batch : 0;
+  const double tokens = test.n_prompt + test.n_gen;
+  return 2.0 * (double(model.layer_weight_elements) * tokens +
+                double(model.output_weight_elements) * (prompt_pieces + test.n_gen));
+}
+
+std::optional<double> roofline_percent(const BenchResult& result, std::optional<double> read_bandwidth_gbps) {
+  if (!result.ok() || !result.model || result.test.n_prompt != 0 || result.test.n_gen == 0) return std::nullopt;
+  if (!read_bandwidth_gbps || *read_bandwidth_gbps <= 0 || result.samples_ns.empty()) return std::nullopt;
+  const double bytes_per_second = double(result.model->weight_bytes_per_token) * avg_ts(result);
+  return 100.0 * bytes_per_second / (*read_bandwidth_gbps * 1e9);
+}
+
+std::optional<double> achieved_gops(const BenchResult& result) {
+  if (!result.ok() || !result.model || result.samples_ns.empty()) return std::nullopt;
+  const double ops = weight_ops_per_run(*result.model, result.test);
+  double sum = 0;
+  for (uint64_t ns : result.samples_ns) sum += ns > 0 ? ops / double(ns) : 0.0;  // ops per ns = GOP/s
+  return sum / double(result.samples_ns.size());
+}
+
+}  // namespace infertune

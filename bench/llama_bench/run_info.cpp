@@ -1,0 +1,30 @@
+#include "bench/llama_bench/run_info.h"
+
+#include "bench/probe/probe_cache.h"
+#include "infertune_version.h"
+#include "kernels/cpu_features.h"
+#include "kernels/cuda/cuda_devices.h"
+
+namespace infertune {
+
+RunInfo gather_run_info(const BenchParams& params, BenchProgress& progress) {
+  RunInfo run;
+  run.build_commit = INFERTUNE_GIT_COMMIT;
+  run.cpu_info = cpu_features().model_name;
+  for (const CudaDevice& gpu : cuda_devices()) run.gpu_info += (run.gpu_info.empty() ? "" : ", ") + gpu.name;
+  run.backends = "CPU";  // the forward pass has no other backend yet (context_setup.h rejects -ngl > 0)
+  run.numa = params.numa;
+  run.priority = params.priority;
+  if (params.probe) {
+    auto loaded = load_or_measure_host_probe_default(false);
+    if (!loaded) {
+      progress.note("warning: no host probe, so no roofline %: " + loaded.error().message);
+    } else {
+      for (const std::string& warning : loaded->warnings) progress.note("warning: " + warning);
+      run.read_bandwidth_gbps = loaded->probe.bandwidth.read_all_cores.best;
+    }
+  }
+  return run;
+}
+
+}  // namespace infertune

@@ -1,0 +1,54 @@
+#include <algorithm>
+
+#include "kernels/attention/attention.h"
+
+namespace infertune {
+
+bool is_attention_kv_type(GgmlType type) {
+  switch (type) {
+    case GgmlType::F32:
+    case GgmlType::F16:
+    case GgmlType::BF16:
+    case GgmlType::Q8_0:
+    case GgmlType::Q4_0:
+      return true;
+    default:
+      return false;
+  }
+}
+
+namespace {
+
+Status check_rows(const KvHeadRows& rows, const char* what) {
+  if (!is_attention_kv_type(rows.type)) {
+    return fail("attention: {} type {} is not one of f32, f16, bf16, q8_0, q4_0", what, ggml_type_name(rows.type));
+  }
+  if (rows.data == nullptr || rows.dim == 0) return fail("attention: {} rows are missing", what);
+  const auto bytes = ggml_row_bytes(rows.type, rows.dim);
+  if (!bytes) {
+    return fail("attention: {} head size {} is not a multiple of the {} block size {}", what, rows.dim,
+                ggml_type_name(rows.type), ggml_type_traits(rows.type).block_elements);
+  }
+  if (rows.stride < *bytes) return fail("attention: {} stride {} < row bytes {}", what, rows.stride, *bytes);
+  return {};
+}
+
+}  // namespace
+
+Status check_attention_problem(const AttentionProblem& p) {
+  if (Status s = check_rows(p.k, "key"); !s) return s;
+  if (Status s = check_rows(p.v, "value"); !s) return s;
+  if (p.q == nullptr || p.out == nullptr) return fail("attention: missing query or output");
+  if (p.n_heads == 0) return fail("attention: no heads");
+  if (p.rows.size() != p.n_keys.size()) {
+    return fail("attention: {} rows but {} key counts", p.rows.size(), p.n_keys.size());
+  }
+  for (size_t r = 0; r < p.n_keys.size(); ++r) {
+    if (p.n_keys[r] == 0 || p.n_keys[r] > p.cells.size()) {
+      return fail("attention: row {} sees {} keys, not within 1..{}", r, p.n_keys[r], p.cells.size());
+    }
+  }
+  return {};
+}
+
+}  // namespace infertune

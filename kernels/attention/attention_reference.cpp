@@ -1,0 +1,125 @@
+#include "kernels/attention/attention_reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "kernels/quant.h"
+
+namespace infertune {
+
+void decode_kv_row(const KvHeadRows& rows, uint32_t cell, float* dst) {
+  const size_t bytes = *ggml_row_bytes(rows.type, rows.dim);  // checked by check_attention_problem
+  const std::span<const std::byte> src(rows.data + static_cast<size_t>(cell) * rows.stride, bytes);
+  (void)dequantize_row(rows.type, src, std::span<float>(dst, rows.dim));
+}
+
+namespace {
+
+const float* query(const AttentionProblem& p, size_t r, uint32_t h) {
+  return p.q + p.rows[r] * p.q_stride + static_cast<size_t>(h) * p.k.dim;
+}
+float* output(const AttentionProblem& p, size_t r, uint32_t h) {
+  return p.out + p.rows[r] * p.out_stride + static_cast<size_t>(h) * p.v.dim;
+}
+uint32_t max_keys(const AttentionProblem& p) { return *std::max_element(p.n_keys.begin(), p.n_keys.end()); }
+
+// Decodes cells[0 .. n) of `rows` into [n][dim].
+void decode_rows(const KvHeadRows& rows, std::span<const uint32_t> cells, std::vector<float>& out) {
+  out.resize(cells.size() * rows.dim);
+  for (size_t j = 0; j < cells.size(); ++j) decode_kv_row(rows, cells[j], out.data() + j * rows.dim);
+}
+
+}  // namespace
+
+void reference_attention(const AttentionProblem& p, AttentionScratch& scratch) {
+  if (p.rows.empty()) return;
+  const uint32_t n_max = max_keys(p);
+  decode_rows(p.k, p.cells.first(n_max), scratch.key_tile);
+  decode_rows(p.v, p.cells.first(n_max), scratch.value_tile);
+  std::vector<double> scores(n_max);
+  std::vector<double> acc(p.v.dim);
+  for (size_t r = 0; r < p.rows.size(); ++r) {
+    const uint32_t n = p.n_keys[r];
+    for (uint32_t h = 0; h < p.n_heads; ++h) {
+      const float* q = query(p, r, h);
+      double max = -std::numeric_limits<double>::infinity();
+      for (uint32_t j = 0; j < n; ++j) {
+        const float* key = scratch.key_tile.data() + static_cast<size_t>(j) * p.k.dim;
+        double dot = 0;
+        for (uint32_t d = 0; d < p.k.dim; ++d) dot += static_cast<double>(q[d]) * key[d];
+        scores[j] = dot * p.scale;
+        max = std::max(max, scores[j]);
+      }
+      double sum = 0;
+      for (uint32_t j = 0; j < n; ++j) sum += scores[j] = std::exp(scores[j] - max);
+      std::fill(acc.begin(), acc.end(), 0.0);
+      for (uint32_t j = 0; j < n; ++j) {
+        const float* value = scratch.value_tile.data() + static_cast<size_t>(j) * p.v.dim;
+        for (uint32_t d = 0; d < p.v.dim; ++d) acc[d] += scores[j] * value[d];
+      }
+      float* out = output(p, r, h);
+      for (uint32_t d = 0; d < p.v.dim; ++d) out[d] = static_cast<float>(acc[d] / sum);
+    }
+  }
+}
+
+void scalar_flash_attention(const AttentionProblem& p, AttentionScratch& scratch) {
+  if (p.rows.empty()) return;
+  const uint32_t n_max = max_keys(p);
+  const size_t n_queries = p.rows.size() * p.n_heads;
+  // Per query: the running max m, the running sum l of exp(score - m), and acc = sum exp(score - m) v.
+  scratch.acc.assign(n_queries * p.v.dim, 0.0f);
+  scratch.stats.assign(2 * n_queries, 0.0f);
+  float* m = scratch.stats.data();
+  float* l = m + n_queries;
+  std::fill_n(m, n_queries, -std::numeric_limits<float>::infinity());
+  scratch.scores.resize(kAttentionKeyTile);
+  for (uint32_t k0 = 0; k0 < n_max; k0 += kAttentionKeyTile) {
+    const uint32_t tile = std::min(kAttentionKeyTile, n_max - k0);
+    decode_rows(p.k, p.cells.subspan(k0, tile), scratch.key_tile);
+    decode_rows(p.v, p.cells.subspan(k0, tile), scratch.value_tile);
+    for (size_t r = 0; r < p.rows.size(); ++r) {
+      if (p.n_keys[r] <= k0) continue;
+      const uint32_t n = std::min(tile, p.n_keys[r] - k0);
+      for (uint32_t h = 0; h < p.n_heads; ++h) {
+        const size_t iq = r * p.n_heads + h;
+        const float* q = query(p, r, h);
+        float* s = scratch.scores.data();
+        float tile_max = -std::numeric_limits<float>::infinity();
+        for (uint32_t j = 0; j < n; ++j) {
+          const float* key = scratch.key_tile.data() + static_cast<size_t>(j) * p.k.dim;
+          float dot = 0;
+          for (uint32_t d = 0; d < p.k.dim; ++d) dot += q[d] * key[d];
+          s[j] = dot * p.scale;
+          tile_max = std::max(tile_max, s[j]);
+        }
+        float* acc = scratch.acc.data() + iq * p.v.dim;
+        // A larger maximum rescales what was summed so far to the new reference.
+        if (tile_max > m[iq]) {
+          const float correction = std::exp(m[iq] - tile_max);
+          l[iq] *= correction;
+          for (uint32_t d = 0; d < p.v.dim; ++d) acc[d] *= correction;
+          m[iq] = tile_max;
+        }
+        for (uint32_t j = 0; j < n; ++j) {
+          const float weight = std::exp(s[j] - m[iq]);
+          l[iq] += weight;
+          const float* value = scratch.value_tile.data() + static_cast<size_t>(j) * p.v.dim;
+          for (uint32_t d = 0; d < p.v.dim; ++d) acc[d] += weight * value[d];
+        }
+      }
+    }
+  }
+  for (size_t r = 0; r < p.rows.size(); ++r) {
+    for (uint32_t h = 0; h < p.n_heads; ++h) {
+      const size_t iq = r * p.n_heads + h;
+      const float inverse = 1.0f / l[iq];
+      const float* acc = scratch.acc.data() + iq * p.v.dim;
+      float* out = output(p, r, h);
+      for (uint32_t d = 0; d < p.v.dim; ++d) out[d] = acc[d] * inverse;
+    }
+  }
+}
+
+}  // namespace infertune

@@ -1,0 +1,276 @@
+#pragma once
+// The 32-value weight formats (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL) as traits the x86 kernels share: how to
+// get a block's codes and its scale and offset. Included ONLY after an ISA unit's `#pragma GCC target` (see
+// x86_dot_kernels.h).
+//
+// Every block is read as  value = d * code + o  with integer codes, so
+//   dot(block, activation block) = d * dx * (integer dot of the codes) + o * (dx * sum of activation codes)
+// and the offset o multiplies the activation block's sum, one float per block. Codes are unsigned where
+// the kernels can multiply them as such, which saves the sign trick:
+//   - always for the nibble formats (Q4_0: code q, o = -8 d; Q5_0: o = -16 d; Q4_1 / Q5_1: o = m);
+//   - for Q8_0 and IQ4_NL only when the Isa's byte dot product does not saturate (Isa::kWideUnsigned,
+//     VNNI): code = q + 128 and o = -128 d. Otherwise (AVX2's maddubs sums pairs of u8 * s8 into int16)
+//     their codes stay signed, o = 0, and kernels multiply them with the sign trick.
+// Each traits struct has:
+//   kBytes                        bytes per block
+//   kSigned<Isa>                  codes are signed
+//   codes<Isa>(blk)               the block's 32 codes in value order
+//   pair_codes<Isa>(b0, b1, lo, hi)  lo = [codes 0-15 of b0 | codes 0-15 of b1], hi the same for 16-31
+//   scale_pair<Isa>(b0, b1)       [d0, d1, o0, o1]
+//   scale_one<Isa>(blk, d, o)
+//   kHasMin                       o is the f16 at bytes 2-3 (Q4_1, Q5_1); else o = kOffsetFactor<Isa> * d
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/matmul/avx2/x86_simd_helpers.h"
+#include "kernels/quant/blocks_basic.h"
+
+namespace infertune::x86 {
+namespace {
+
+inline uint16_t u16_at(const uint8_t* p) {
+  uint16_t v;
+  std::memcpy(&v, p, 2);
+  return v;
+}
+
+// [half a, half b, 0, 0] as floats.
+inline __m128 halves2(const uint8_t* a, const uint8_t* b) {
+  return _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(u16_at(a) | (static_cast<uint32_t>(u16_at(b)) << 16))));
+}
+
+// The f16 at p + i * kStride for i < 8, as floats.
+template <size_t kStride>
+inline __m256 halves8(const uint8_t* p) {
+  uint64_t lo = 0, hi = 0;
+  for (int i = 0; i < 4; ++i) {
+    lo |= static_cast<uint64_t>(u16_at(p + i * kStride)) << (16 * i);
+    hi |= static_cast<uint64_t>(u16_at(p + (i + 4) * kStride)) << (16 * i);
+  }
+  return _mm256_cvtph_ps(_mm_set_epi64x(static_cast<long long>(hi), static_cast<long long>(lo)));
+}
+
+// [d0, d1, k d0, k d1] from d = [d0, d1, ...].
+inline __m128 with_offset_factor(__m128 d, float k) {
+  return _mm_mul_ps(_mm_movelh_ps(d, d), _mm_setr_ps(1.0f, 1.0f, k, k));
+}
+
+// [d0, d1, m0, m1] from blocks that start with (f16 d, f16 m).
+inline __m128 d_m_pair(const uint8_t* b0, const uint8_t* b1) {
+  const __m128 v = _mm_cvtph_ps(_mm_unpacklo_epi32(_mm_cvtsi32_si128(static_cast<int>(u32_at(b0))),
+                                                   _mm_cvtsi32_si128(static_cast<int>(u32_at(b1)))));
+  return _mm_shuffle_ps(v, v, _MM_SHUFFLE(3, 1, 2, 0));
+}
+
+// Nibbles of two blocks' qs[16]: lo = low nibbles of b0 | of b1 (codes 0-15), hi = high nibbles (16-31).
+inline void pair_nibbles(const uint8_t* qs0, const uint8_t* qs1, __m256i& lo, __m256i& hi) {
+  const __m256i raw = _mm256_inserti128_si256(_mm256_castsi128_si256(load128(qs0)), load128(qs1), 1);
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  lo = _mm256_and_si256(raw, low4);
+  hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
+}
+
+// The fifth bits of two Q5 blocks (qh: little-endian uint32, bit j = value j) added as 16 to the codes of
+// pair_nibbles' lo and hi. Isa::bit_bytes(bits, v): byte j = v where bit j is set, else 0.
+template <class Isa>
+inline void pair_fifth_bits(const uint8_t* qh0, const uint8_t* qh1, __m256i& lo, __m256i& hi) {
+  const uint32_t a = u32_at(qh0), b = u32_at(qh1);
+  const __m256i bit = _mm256_set1_epi8(0x10);
+  lo = _mm256_or_si256(lo, Isa::bit_bytes((a & 0xFFFFu) | (b << 16), bit));
+  hi = _mm256_or_si256(hi, Isa::bit_bytes((a >> 16) | (b & 0xFFFF0000u), bit));
+}
+
+// The 5-bit codes of a Q5_0 / Q5_1 block: nibbles plus 16 where the qh bit is set.
+template <class Isa>
+inline __m256i q5_codes(const uint8_t* qh, const uint8_t* qs) {
+  return _mm256_or_si256(unpack_nibbles(qs), Isa::bit_bytes(u32_at(qh), _mm256_set1_epi8(0x10)));
+}
+
+// Codes that were made unsigned by adding 128 (flipping the sign bit).
+inline __m256i flip_sign_bits(__m256i v) { return _mm256_xor_si256(v, _mm256_set1_epi8(static_cast<char>(0x80))); }
+
+// Q4_0 (18 bytes: f16 d, qs[16]): value (q - 8) * d.
+struct Q4_0Format {
+  static constexpr size_t kBytes = 18;
+  static constexpr bool kHasMin = false;
+  template <class Isa>
+  static constexpr float kOffsetFactor = -8.0f;
+  template <class Isa>
+  static constexpr bool kSigned = false;
+  template <class Isa>
+  static __m256i codes(const uint8_t* blk) {
+    return unpack_nibbles(blk + 2);
+  }
+  template <class Isa>
+  static void pair_codes(const uint8_t* b0, const uint8_t* b1, __m256i& lo, __m256i& hi) {
+    pair_nibbles(b0 + 2, b1 + 2, lo, hi);
+  }
+  template <class Isa>
+  static __m128 scale_pair(const uint8_t* b0, const uint8_t* b1) {
+    return with_offset_factor(halves2(b0, b1), -8.0f);
+  }
+  template <class Isa>
+  static void scale_one(const uint8_t* blk, float& d, float& o) {
+    d = half_at(blk);
+    o = -8.0f * d;
+  }
+};
+
+// Q4_1 (20 bytes: f16 d, f16 m, qs[16]): value q * d + m.
+struct Q4_1Format {
+  static constexpr size_t kBytes = 20;
+  static constexpr bool kHasMin = true;
+  template <class Isa>
+  static constexpr float kOffsetFactor = 0.0f;
+  template <class Isa>
+  static constexpr bool kSigned = false;
+  template <class Isa>
+  static __m256i codes(const uint8_t* blk) {
+    return unpack_nibbles(blk + 4);
+  }
+  template <class Isa>
+  static void pair_codes(const uint8_t* b0, const uint8_t* b1, __m256i& lo, __m256i& hi) {
+    pair_nibbles(b0 + 4, b1 + 4, lo, hi);
+  }
+  template <class Isa>
+  static __m128 scale_pair(const uint8_t* b0, const uint8_t* b1) {
+    return d_m_pair(b0, b1);
+  }
+  template <class Isa>
+  static void scale_one(const uint8_t* blk, float& d, float& o) {
+    d = half_at(blk);
+    o = half_at(blk + 2);
+  }
+};
+
+// Q5_0 (22 bytes: f16 d, qh[4], qs[16]): value (q - 16) * d.
+struct Q5_0Format {
+  static constexpr size_t kBytes = 22;
+  static constexpr bool kHasMin = false;
+  template <class Isa>
+  static constexpr float kOffsetFactor = -16.0f;
+  template <class Isa>
+  static constexpr bool kSigned = false;
+  template <class Isa>
+  static __m256i codes(const uint8_t* blk) {
+    return q5_codes<Isa>(blk + 2, blk + 6);
+  }
+  template <class Isa>
+  static void pair_codes(const uint8_t* b0, const uint8_t* b1, __m256i& lo, __m256i& hi) {
+    pair_nibbles(b0 + 6, b1 + 6, lo, hi);
+    pair_fifth_bits<Isa>(b0 + 2, b1 + 2, lo, hi);
+  }
+  template <class Isa>
+  static __m128 scale_pair(const uint8_t* b0, const uint8_t* b1) {
+    return with_offset_factor(halves2(b0, b1), -16.0f);
+  }
+  template <class Isa>
+  static void scale_one(const uint8_t* blk, float& d, float& o) {
+    d = half_at(blk);
+    o = -16.0f * d;
+  }
+};
+
+// Q5_1 (24 bytes: f16 d, f16 m, qh[4], qs[16]): value q * d + m.
+struct Q5_1Format {
+  static constexpr size_t kBytes = 24;
+  static constexpr bool kHasMin = true;
+  template <class Isa>
+  static constexpr float kOffsetFactor = 0.0f;
+  template <class Isa>
+  static constexpr bool kSigned = false;
+  template <class Isa>
+  static __m256i codes(const uint8_t* blk) {
+    return q5_codes<Isa>(blk + 4, blk + 8);
+  }
+  template <class Isa>
+  static void pair_codes(const uint8_t* b0, const uint8_t* b1, __m256i& lo, __m256i& hi) {
+    pair_nibbles(b0 + 8, b1 + 8, lo, hi);
+    pair_fifth_bits<Isa>(b0 + 4, b1 + 4, lo, hi);
+  }
+  template <class Isa>
+  static __m128 scale_pair(const uint8_t* b0, const uint8_t* b1) {
+    return d_m_pair(b0, b1);
+  }
+  template <class Isa>
+  static void scale_one(const uint8_t* blk, float& d, float& o) {
+    d = half_at(blk);
+    o = half_at(blk + 2);
+  }
+};
+
+// Q8_0 (34 bytes: f16 d, int8 qs[32]): value q * d.
+struct Q8_0Format {
+  static constexpr size_t kBytes = 34;
+  template <class Isa>
+  static constexpr bool kSigned = !Isa::kWideUnsigned;
+  static constexpr bool kHasMin = false;
+  template <class Isa>
+  static constexpr float kOffsetFactor = kSigned<Isa> ? 0.0f : -128.0f;
+  template <class Isa>
+  static __m256i codes(const uint8_t* blk) {
+    const __m256i q = load256(blk + 2);
+    return kSigned<Isa> ? q : flip_sign_bits(q);
+  }
+  template <class Isa>
+  static void pair_codes(const uint8_t* b0, const uint8_t* b1, __m256i& lo, __m256i& hi) {
+    const __m256i q0 = load256(b0 + 2), q1 = load256(b1 + 2);
+    lo = _mm256_permute2x128_si256(q0, q1, 0x20);
+    hi = _mm256_permute2x128_si256(q0, q1, 0x31);
+    if constexpr (!kSigned<Isa>) {
+      lo = flip_sign_bits(lo);
+      hi = flip_sign_bits(hi);
+    }
+  }
+  template <class Isa>
+  static __m128 scale_pair(const uint8_t* b0, const uint8_t* b1) {
+    return with_offset_factor(halves2(b0, b1), kSigned<Isa> ? 0.0f : -128.0f);
+  }
+  template <class Isa>
+  static void scale_one(const uint8_t* blk, float& d, float& o) {
+    d = half_at(blk);
+    o = kSigned<Isa> ? 0.0f : -128.0f * d;
+  }
+};
+
+// The IQ4 codebook in both 128-bit lanes, for byte lookups by nibble; `flip`: plus 128 (as unsigned).
+inline __m256i iq4_table(bool flip = false) {
+  const __m256i t = _mm256_broadcastsi128_si256(load128(basic_quant::kIq4Values));
+  return flip ? flip_sign_bits(t) : t;
+}
+
+// IQ4_NL (18 bytes: f16 d, qs[16]): value d * kIq4Values[q].
+struct Iq4NlFormat {
+  static constexpr size_t kBytes = 18;
+  template <class Isa>
+  static constexpr bool kSigned = !Isa::kWideUnsigned;
+  static constexpr bool kHasMin = false;
+  template <class Isa>
+  static constexpr float kOffsetFactor = kSigned<Isa> ? 0.0f : -128.0f;
+  template <class Isa>
+  static __m256i codes(const uint8_t* blk) {
+    return _mm256_shuffle_epi8(iq4_table(!kSigned<Isa>), unpack_nibbles(blk + 2));
+  }
+  template <class Isa>
+  static void pair_codes(const uint8_t* b0, const uint8_t* b1, __m256i& lo, __m256i& hi) {
+    const __m256i table = iq4_table(!kSigned<Isa>);
+    pair_nibbles(b0 + 2, b1 + 2, lo, hi);
+    lo = _mm256_shuffle_epi8(table, lo);
+    hi = _mm256_shuffle_epi8(table, hi);
+  }
+  template <class Isa>
+  static __m128 scale_pair(const uint8_t* b0, const uint8_t* b1) {
+    return with_offset_factor(halves2(b0, b1), kSigned<Isa> ? 0.0f : -128.0f);
+  }
+  template <class Isa>
+  static void scale_one(const uint8_t* blk, float& d, float& o) {
+    d = half_at(blk);
+    o = kSigned<Isa> ? 0.0f : -128.0f * d;
+  }
+};
+
+}  // namespace
+}  // namespace infertune::x86

@@ -1,0 +1,85 @@
+#include "sweeps/export/trial_table.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <string_view>
+
+namespace infertune {
+namespace {
+
+constexpr const char* kColumns[] = {
+    "sweep_id",
+    "trial_id",
+    "status",
+    "reason",
+    "config_hash",
+    "model",
+    "config",
+    "pp_tps",
+    "pp_tps_ci95",
+    "tg_tps",
+    "tg_tps_ci95",
+    "ttft_ms",
+    "itl_p50_ms",
+    "itl_p95_ms",
+    "aggregate_tps",
+    "load_ms",
+    "predicted_peak_rss_bytes",
+    "peak_rss_bytes",
+    "started_at",
+    "finished_at",
+    "duration_s",
+};
+
+Cell read_cell(const Statement& row, int column) {
+  switch (row.column_type(column)) {
+    case SQLITE_INTEGER:
+      return row.column_int(column);
+    case SQLITE_FLOAT:
+      return row.column_double(column);
+    case SQLITE_NULL:
+      return std::monostate{};
+    default:
+      return row.column_text(column);
+  }
+}
+
+Status check_sweep_exists(Database& db, int64_t sweep_id) {
+  auto query = db.prepare("SELECT 1 FROM sweeps WHERE id = ?");
+  if (!query) return query.error();
+  query->bind(1, sweep_id);
+  auto row = query->step();
+  if (!row) return row.error();
+  if (!*row) return fail("results store {}: no sweep {}", db.path().string(), sweep_id);
+  return {};
+}
+
+}  // namespace
+
+std::span<const char* const> trial_table_columns() { return kColumns; }
+
+Result<Table> read_trial_table(Database& db, std::optional<int64_t> sweep_id) {
+  if (sweep_id) {
+    if (Status s = check_sweep_exists(db, *sweep_id); !s) return s.error();
+  }
+  const std::string sql =
+      fmt::format("SELECT {} FROM trial_summary{}", fmt::join(kColumns, ", "), sweep_id ? " WHERE sweep_id = ?" : "");
+  auto query = db.prepare(sql);
+  if (!query) return query.error();
+  if (sweep_id) query->bind(1, *sweep_id);
+  Table table;
+  for (const char* c : kColumns) {
+    table.columns.emplace_back(c);
+    table.json_columns.push_back(std::string_view(c) == "config");
+  }
+  for (;;) {
+    auto row = query->step();
+    if (!row) return row.error();
+    if (!*row) return table;
+    auto& cells = table.rows.emplace_back();
+    for (int c = 0; c < static_cast<int>(table.columns.size()); ++c) cells.push_back(read_cell(*query, c));
+  }
+}
+
+}  // namespace infertune

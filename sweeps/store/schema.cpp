@@ -1,0 +1,151 @@
+#include "sweeps/store/schema.h"
+
+namespace infertune {
+namespace {
+
+// Times are UTC ISO 8601 text (time_text.h). JSON columns are checked with json_valid, so the sqlite3
+// shell's json_extract() works on every row.
+constexpr std::string_view kSchemaV1 = R"sql(
+CREATE TABLE hosts (
+  id INTEGER PRIMARY KEY,
+  fingerprint TEXT NOT NULL UNIQUE,        -- host_fingerprint(): 16 hex digits over CPU, cores, RAM, NUMA
+  cpu_model TEXT NOT NULL,
+  cpu_features TEXT NOT NULL,              -- space separated, e.g. 'avx2 fma avx512f'
+  physical_cores INTEGER NOT NULL,
+  hardware_threads INTEGER NOT NULL,
+  memory_bytes INTEGER NOT NULL,
+  numa_nodes TEXT NOT NULL CHECK (json_valid(numa_nodes)),  -- [{"os_index","memory_bytes","cpus"}]
+  gpus TEXT NOT NULL CHECK (json_valid(gpus)),              -- [{"index","name","memory_bytes",..}]
+  read_bandwidth_gbs REAL,                 -- measured DRAM read, all cores, best of the repetitions
+  probe TEXT NOT NULL CHECK (json_valid(probe)),            -- the whole `infertune probe --json` document
+  first_seen TEXT NOT NULL,
+  last_seen TEXT NOT NULL
+);
+
+CREATE TABLE builds (
+  id INTEGER PRIMARY KEY,
+  version TEXT NOT NULL,
+  git_commit TEXT NOT NULL,                -- with '-dirty' when the tree had changes
+  compiler TEXT NOT NULL,
+  build_type TEXT NOT NULL,
+  flags TEXT NOT NULL,
+  backends TEXT NOT NULL,                  -- 'cpu', 'cpu cuda'
+  kernel_variants TEXT NOT NULL,           -- compiled matmul variants, e.g. 'avx512vnni avx2 scalar'
+  first_seen TEXT NOT NULL,
+  UNIQUE (version, git_commit, compiler, build_type, flags, backends, kernel_variants)
+);
+
+CREATE TABLE models (
+  id INTEGER PRIMARY KEY,
+  content_hash TEXT NOT NULL UNIQUE,
+  path TEXT NOT NULL,                      -- where it was last seen
+  arch TEXT NOT NULL,
+  n_params INTEGER,
+  file_bytes INTEGER NOT NULL,
+  type_mix TEXT NOT NULL CHECK (json_valid(type_mix)),      -- {"q4_K": bytes, "f32": bytes, ..}
+  first_seen TEXT NOT NULL
+);
+
+CREATE TABLE sweeps (
+  id INTEGER PRIMARY KEY,
+  spec TEXT NOT NULL,                      -- the spec as given (YAML, or the flags written as YAML)
+  spec_hash TEXT NOT NULL,                 -- what --resume looks a sweep up by
+  status TEXT NOT NULL CHECK (status IN ('running', 'done', 'interrupted', 'failed')),
+  host_id INTEGER NOT NULL REFERENCES hosts (id),
+  build_id INTEGER NOT NULL REFERENCES builds (id),
+  started_at TEXT NOT NULL,
+  finished_at TEXT
+);
+CREATE INDEX sweeps_by_spec_hash ON sweeps (spec_hash);
+
+CREATE TABLE trials (
+  id INTEGER PRIMARY KEY,
+  sweep_id INTEGER NOT NULL REFERENCES sweeps (id) ON DELETE CASCADE,
+  config_hash TEXT NOT NULL,
+  config TEXT NOT NULL CHECK (json_valid(config)),          -- the trial's configuration as JSON
+  model_id INTEGER REFERENCES models (id),
+  status TEXT NOT NULL CHECK (status IN ('ok', 'failed', 'timeout', 'oom', 'skipped')),
+  reason TEXT,                             -- why it is not ok: signal, exit status, last stderr lines
+  predicted_peak_rss_bytes INTEGER,        -- the memory model's prediction
+  peak_rss_bytes INTEGER,                  -- measured
+  started_at TEXT,
+  finished_at TEXT,
+  duration_s REAL,
+  UNIQUE (sweep_id, config_hash)
+);
+
+CREATE TABLE samples (
+  id INTEGER PRIMARY KEY,                  -- insertion order: the order the values were measured
+  trial_id INTEGER NOT NULL REFERENCES trials (id) ON DELETE CASCADE,
+  metric TEXT NOT NULL,
+  repetition INTEGER NOT NULL,             -- 0-based; warmups count too
+  value REAL NOT NULL,
+  is_warmup INTEGER NOT NULL CHECK (is_warmup IN (0, 1))
+);
+CREATE INDEX samples_by_trial ON samples (trial_id, metric);
+
+CREATE TABLE metrics (
+  trial_id INTEGER NOT NULL REFERENCES trials (id) ON DELETE CASCADE,
+  metric TEXT NOT NULL,
+  n INTEGER NOT NULL,                      -- samples summarized (warmups excluded)
+  mean REAL NOT NULL,
+  stddev REAL,                             -- NULL when n = 1
+  median REAL NOT NULL,
+  p50 REAL NOT NULL,
+  p95 REAL NOT NULL,
+  p99 REAL NOT NULL,
+  ci95_half_width REAL,                    -- Student t; NULL when n = 1
+  PRIMARY KEY (trial_id, metric)
+);
+
+CREATE TABLE recommendations (
+  id INTEGER PRIMARY KEY,
+  sweep_id INTEGER NOT NULL REFERENCES sweeps (id) ON DELETE CASCADE,
+  scenario TEXT NOT NULL,                  -- 'latency', 'throughput', 'mixed'
+  trial_id INTEGER REFERENCES trials (id) ON DELETE CASCADE,
+  details TEXT NOT NULL CHECK (json_valid(details)),
+  created_at TEXT NOT NULL
+);
+
+-- One row per trial with its main metrics: `SELECT * FROM trial_summary` in the sqlite3 shell, and the
+-- rows `infertune export` writes. Throughput columns are means over the measured repetitions, ttft_ms is
+-- the median, itl_* are percentiles over every measured gap between tokens.
+CREATE VIEW trial_summary AS
+SELECT
+  t.sweep_id AS sweep_id,
+  t.id AS trial_id,
+  t.status AS status,
+  t.reason AS reason,
+  t.config_hash AS config_hash,
+  m.path AS model,
+  t.config AS config,
+  (SELECT mean FROM metrics WHERE trial_id = t.id AND metric = 'pp_tps') AS pp_tps,
+  (SELECT ci95_half_width FROM metrics WHERE trial_id = t.id AND metric = 'pp_tps') AS pp_tps_ci95,
+  (SELECT mean FROM metrics WHERE trial_id = t.id AND metric = 'tg_tps') AS tg_tps,
+  (SELECT ci95_half_width FROM metrics WHERE trial_id = t.id AND metric = 'tg_tps') AS tg_tps_ci95,
+  (SELECT median FROM metrics WHERE trial_id = t.id AND metric = 'ttft_ms') AS ttft_ms,
+  (SELECT p50 FROM metrics WHERE trial_id = t.id AND metric = 'itl_ms') AS itl_p50_ms,
+  (SELECT p95 FROM metrics WHERE trial_id = t.id AND metric = 'itl_ms') AS itl_p95_ms,
+  (SELECT mean FROM metrics WHERE trial_id = t.id AND metric = 'aggregate_tps') AS aggregate_tps,
+  (SELECT mean FROM metrics WHERE trial_id = t.id AND metric = 'load_ms') AS load_ms,
+  t.predicted_peak_rss_bytes AS predicted_peak_rss_bytes,
+  t.peak_rss_bytes AS peak_rss_bytes,
+  t.started_at AS started_at,
+  t.finished_at AS finished_at,
+  t.duration_s AS duration_s
+FROM trials AS t
+LEFT JOIN models AS m ON m.id = t.model_id
+ORDER BY t.sweep_id, t.id;
+)sql";
+
+constexpr Migration kMigrations[] = {
+    {1, "hosts, builds, models, sweeps, trials, samples, metrics, recommendations; trial_summary view", kSchemaV1},
+};
+
+}  // namespace
+
+std::span<const Migration> store_migrations() { return kMigrations; }
+
+int store_schema_version() { return static_cast<int>(std::size(kMigrations)); }
+
+}  // namespace infertune
