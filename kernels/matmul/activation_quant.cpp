@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "kernels/cpu_features.h"
+#include "kernels/half.h"
 #include "kernels/matmul/avx2/activation_quant_avx2.h"
 
 namespace infertune {
@@ -63,8 +64,8 @@ void quantize_row_q8_scalar(const float* x, size_t n, int8_t* codes, float* d, f
     const float* xb = x + 32 * b;
     const float scale = abs_max(xb, 32) / 127.0f;
     const int sum = quantize_codes(xb, 32, scale, codes + 32 * b);
-    d[b] = scale;
-    dsum[b] = scale * static_cast<float>(sum);
+    d[b] = f16_to_f32(f32_to_f16(scale));
+    dsum[b] = d[b] * static_cast<float>(sum);
   }
 }
 

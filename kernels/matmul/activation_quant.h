@@ -22,8 +22,10 @@ enum class ActivationFormat : uint8_t {
 };
 ActivationFormat activation_format(GgmlType weight_type);
 
-// One 32-value-block row:  x: [n] floats, n a multiple of 32.  codes: [n] in value order,
-// d: [n / 32] block scales, dsum: [n / 32] d * (sum of the block's codes), so offset formats
+// One 32-value-block row:  x: [n] floats, n a multiple of 32.  codes: [n] in value order (round(x * 127 / amax)),
+// d: [n / 32] block scales amax / 127 rounded to the nearest f16, as ggml stores q8_0 / q8_1 activation scales (so
+// the block products d_w * d_x are llama.cpp's bit for bit; the codes use the unrounded scale, as ggml's do),
+// dsum: [n / 32] d * (sum of the block's codes), so offset formats
 // (value = q * dw + m, or (q - 8) * dw) apply their offset once per block.
 void quantize_row_q8(const float* x, size_t n, int8_t* codes, float* d, float* dsum);
 

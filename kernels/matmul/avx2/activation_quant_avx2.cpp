@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/half.h"
+
 #pragma GCC push_options
 #pragma GCC target("avx2")
 
@@ -66,8 +68,8 @@ void quantize_row_q8_avx2(const float* x, size_t n, int8_t* codes, float* d, flo
     block_scale(abs_max(xb, 32), scale, inv);
     __m256i h0, h1;
     quantize32(xb, _mm256_set1_ps(inv), codes + 32 * b, h0, h1);
-    d[b] = scale;
-    dsum[b] = scale * static_cast<float>(hsum_i32(_mm256_add_epi32(h0, h1)));
+    d[b] = f16_to_f32(f32_to_f16(scale));
+    dsum[b] = d[b] * static_cast<float>(hsum_i32(_mm256_add_epi32(h0, h1)));
   }
 }
 
