@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   infertune::rewrite_flag_aliases(args, infertune::placement_flag_aliases());
   infertune::rewrite_flag_aliases(args, infertune::context_flag_aliases());
   infertune::rewrite_flag_aliases(args, infertune::bench_flag_aliases());
+  infertune::rewrite_flag_aliases(args, infertune::batched_flag_aliases());
   std::reverse(args.begin(), args.end());  // CLI11 takes a vector last argument first
   try {
     app.parse(std::move(args));

@@ -7,16 +7,6 @@
 namespace infertune {
 namespace {
 
-std::string quoted(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  out += '"';
-  return out;
-}
-
 class CsvPrinter : public ResultPrinter {
  public:
   CsvPrinter(std::FILE* out, const RunInfo& run) : ResultPrinter(out), run_(run) {}
@@ -36,7 +26,7 @@ class CsvPrinter : public ResultPrinter {
     for (const Field& f : result_fields(result, run_)) {
       if (!first) line += ',';
       first = false;
-      line += quoted(field_text(f.value));
+      line += csv_quoted(field_text(f.value));
     }
     fmt::print(out_, "{}\n", line);
     std::fflush(out_);

@@ -10,20 +10,9 @@
 namespace infertune {
 namespace {
 
-nlohmann::ordered_json json_value(const FieldValue& value) {
-  struct Visitor {
-    nlohmann::ordered_json operator()(std::monostate) const { return nullptr; }
-    nlohmann::ordered_json operator()(const std::string& s) const { return s; }
-    nlohmann::ordered_json operator()(int64_t i) const { return i; }
-    nlohmann::ordered_json operator()(bool b) const { return b; }
-    nlohmann::ordered_json operator()(double d) const { return d; }
-  };
-  return std::visit(Visitor{}, value);
-}
-
 nlohmann::ordered_json row_object(const BenchResult& result, const RunInfo& run) {
   nlohmann::ordered_json object = nlohmann::ordered_json::object();
-  for (const Field& f : result_fields(result, run)) object[std::string(f.name)] = json_value(f.value);
+  for (const Field& f : result_fields(result, run)) object[std::string(f.name)] = field_json(f.value);
   object["samples_ns"] = result.samples_ns;
   object["samples_ts"] = samples_ts(result);
   return object;

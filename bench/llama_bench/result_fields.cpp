@@ -91,4 +91,25 @@ std::string field_text(const FieldValue& value) {
   return std::visit(Visitor{}, value);
 }
 
+std::string csv_quoted(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+  return out;
+}
+
+nlohmann::ordered_json field_json(const FieldValue& value) {
+  struct Visitor {
+    nlohmann::ordered_json operator()(std::monostate) const { return nullptr; }
+    nlohmann::ordered_json operator()(const std::string& s) const { return s; }
+    nlohmann::ordered_json operator()(int64_t i) const { return i; }
+    nlohmann::ordered_json operator()(bool b) const { return b; }
+    nlohmann::ordered_json operator()(double d) const { return d; }
+  };
+  return std::visit(Visitor{}, value);
+}
+
 }  // namespace infertune

@@ -3,6 +3,8 @@
 // (build_commit, cpu_info, ..., avg_ts, stddev_ts), then infertune's own (test, kernel, n_threads_used,
 // weight_bytes_per_token, roofline_pct, gops, error). A value the row does not have (an error row's
 // timings, a pp row's roofline) is null.
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -31,5 +33,11 @@ std::vector<Field> result_fields(const BenchResult& result, const RunInfo& run);
 // A value as text: integers in decimal, booleans as 0/1 (as llama-bench's csv), reals with 6 decimals;
 // null as "".
 std::string field_text(const FieldValue& value);
+
+// A csv cell: double-quoted, quotes doubled (as llama-bench writes csv).
+std::string csv_quoted(const std::string& text);
+
+// A value as JSON: null, string, integer, boolean or number.
+nlohmann::ordered_json field_json(const FieldValue& value);
 
 }  // namespace infertune

@@ -4,7 +4,7 @@
 //   matvec/<type>/<variant>/<rows>x<cols>         one token. Reports weight bytes read per second
 //                                                 (bytes_per_second): a matvec reads every weight byte
 //                                                 once, so this is the kernel's effective bandwidth.
-//   matmul/<type>/<variant>/<rows>x<cols>/t<n>    a prompt batch of n tokens, activations quantized once
+//   matmul/<type>/<variant>/<rows>x<cols>/t<n>    a batch of n = 4, 8, 16, 128 tokens, activations quantized once
 //                                                 beforehand (as the engine shares them between the
 //                                                 projections of one input). Reports GOP/s (2 rows cols n
 //                                                 per call) and tokens/s.
@@ -37,7 +37,7 @@ struct Shape {
   size_t rows, cols;
 };
 constexpr Shape kShapes[] = {{2048, 2048}, {8192, 2048}, {2048, 8192}};
-constexpr size_t kBatchTokens[] = {4, 16, 128};
+constexpr size_t kBatchTokens[] = {4, 8, 16, 128};
 
 // A weight matrix of `rows` rows: 16 distinct rows quantized from normal values, repeated (quantizing
 // millions of values with the reference K-quant search would dominate the run; the bytes read are the same).

@@ -31,6 +31,14 @@ Result<size_t> head_bytes(GgmlType type, uint32_t head_dim, const char* what) {
 
 }  // namespace
 
+Result<size_t> kv_bytes_per_cell(const KvLayout& layout) {
+  auto k_head = head_bytes(layout.type_k, layout.head_dim_k, "K");
+  if (!k_head) return k_head.error();
+  auto v_head = head_bytes(layout.type_v, layout.head_dim_v, "V");
+  if (!v_head) return v_head.error();
+  return (*k_head + *v_head) * layout.n_head_kv * layout.n_layers;
+}
+
 Result<KvStorage> KvStorage::create(const KvLayout& layout) {
   auto k_head = head_bytes(layout.type_k, layout.head_dim_k, "K");
   if (!k_head) return k_head.error();

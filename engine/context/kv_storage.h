@@ -30,6 +30,11 @@ struct KvLayout {
 // f32, f16, bf16, q8_0, q4_0 by name (case-insensitive); errors name the accepted ones.
 Result<GgmlType> kv_type_from_name(std::string_view name);
 
+// K and V bytes of one cell over all layers for `layout` (n_cells is not used), without allocating: what
+// KvStorage::create(layout).bytes_per_cell() would be. The harness's memory model predicts with it.
+// Errors as create() on an unsupported type or a head size that is not whole blocks.
+Result<size_t> kv_bytes_per_cell(const KvLayout& layout);
+
 class KvStorage {
  public:
   // Errors on an unsupported type, a head size that is not whole blocks of its type, or no memory.

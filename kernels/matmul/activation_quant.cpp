@@ -59,13 +59,14 @@ ActivationFormat activation_format(GgmlType type) {
   }
 }
 
-void quantize_row_q8_scalar(const float* x, size_t n, int8_t* codes, float* d, float* dsum) {
+void quantize_row_q8_scalar(const float* x, size_t n, int8_t* codes, float* d, float* dsum, int32_t* isum) {
   for (size_t b = 0; b < n / 32; ++b) {
     const float* xb = x + 32 * b;
     const float scale = abs_max(xb, 32) / 127.0f;
     const int sum = quantize_codes(xb, 32, scale, codes + 32 * b);
     d[b] = f16_to_f32(f32_to_f16(scale));
     dsum[b] = d[b] * static_cast<float>(sum);
+    if (isum) isum[b] = sum;
   }
 }
 
@@ -90,9 +91,9 @@ bool use_avx2() {
 
 }  // namespace
 
-void quantize_row_q8(const float* x, size_t n, int8_t* codes, float* d, float* dsum) {
-  if (use_avx2()) return quantize_row_q8_avx2(x, n, codes, d, dsum);
-  quantize_row_q8_scalar(x, n, codes, d, dsum);
+void quantize_row_q8(const float* x, size_t n, int8_t* codes, float* d, float* dsum, int32_t* isum) {
+  if (use_avx2()) return quantize_row_q8_avx2(x, n, codes, d, dsum, isum);
+  quantize_row_q8_scalar(x, n, codes, d, dsum, isum);
 }
 
 void quantize_row_q8k(const float* x, size_t n, kquant::BlockQ8K* out) {

@@ -27,13 +27,14 @@ ActivationFormat activation_format(GgmlType weight_type);
 // the block products d_w * d_x are llama.cpp's bit for bit; the codes use the unrounded scale, as ggml's do),
 // dsum: [n / 32] d * (sum of the block's codes), so offset formats
 // (value = q * dw + m, or (q - 8) * dw) apply their offset once per block.
-void quantize_row_q8(const float* x, size_t n, int8_t* codes, float* d, float* dsum);
+// isum (optional): [n / 32] the integer sums of the codes.
+void quantize_row_q8(const float* x, size_t n, int8_t* codes, float* d, float* dsum, int32_t* isum = nullptr);
 
 // One q8_K row:  x: [n] floats, n a multiple of 256.  out: [n / 256].
 void quantize_row_q8k(const float* x, size_t n, kquant::BlockQ8K* out);
 
 // The portable versions of the two (the ones above use AVX2 when the CPU has it, with the same results).
-void quantize_row_q8_scalar(const float* x, size_t n, int8_t* codes, float* d, float* dsum);
+void quantize_row_q8_scalar(const float* x, size_t n, int8_t* codes, float* d, float* dsum, int32_t* isum = nullptr);
 void quantize_row_q8k_scalar(const float* x, size_t n, kquant::BlockQ8K* out);
 
 // The q8 matvec kernels read codes pair-interleaved: blocks 2p and 2p + 1 as

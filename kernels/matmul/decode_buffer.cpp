@@ -10,6 +10,7 @@ void DecodeBuffer::reserve(size_t rows, size_t n_cols) {
   if (d_.size() < rows * n_cols / 16) d_.resize(rows * n_cols / 16);
   if (off_.size() < rows * n_cols / 16) off_.resize(rows * n_cols / 16);
   if (scales_.size() < rows * n_cols / 16) scales_.resize(rows * n_cols / 16);
+  if (coefs_.size() < rows * n_cols / 32) coefs_.resize(rows * n_cols / 32);
 }
 
 }  // namespace infertune

@@ -24,11 +24,12 @@ class DecodeBuffer {
   float* d() { return d_.data(); }
   float* off() { return off_.data(); }
   int32_t* scales() { return scales_.data(); }
+  int32_t* coefs() { return coefs_.data(); }
 
  private:
   std::vector<uint8_t> codes_;
   std::vector<float> d_, off_;
-  std::vector<int32_t> scales_;
+  std::vector<int32_t> scales_, coefs_;
 };
 
 }  // namespace infertune

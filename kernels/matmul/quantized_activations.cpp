@@ -29,6 +29,12 @@ void scatter_codes(const int8_t* codes, size_t n_cols, size_t t, std::vector<int
   }
 }
 
+// Two int16 in one int32, a low: the operand layout of VPMADDWD.
+int32_t int16_pair(int a, int b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint16_t>(a)) |
+                              (static_cast<uint32_t>(static_cast<uint16_t>(b)) << 16));
+}
+
 }  // namespace
 
 QuantizedActivations::QuantizedActivations() = default;
@@ -56,16 +62,18 @@ Status QuantizedActivations::prepare(const float* x, size_t n_tokens, size_t n_c
       q8_codes_.resize(n_tokens * n_cols);
       q8_scales_.resize(n_tokens * n_cols / 32);
       q8_sums_.resize(n_tokens * n_cols / 32);
+      q8_isums_.resize(n_tokens * n_cols / 32);
       q8_panel_codes_.resize(padded * n_cols);
       q8_panel_scales_.resize(padded * n_cols / 32);
       q8_panel_sums_.resize(padded * n_cols / 32);
+      q8_panel_isums_.resize(padded * n_cols / 32);
     }
     if (q8k_) {
       q8k_blocks_.resize(n_tokens * n_cols / kquant::kSuperBlock);
       q8k_panel_codes_.resize(padded * n_cols);
       q8k_panel_scales_.resize(padded * n_cols / kquant::kSuperBlock);
-      q8k_panel_sums16_.resize(padded * n_cols / 16);
-      q8k_panel_sums32_.resize(padded * n_cols / 32);
+      q8k_panel_pairs16_.resize(padded * n_cols / 32);
+      q8k_panel_pairs32_.resize(padded * n_cols / 64);
     }
   } catch (const std::bad_alloc&) {
     q8_ = q8k_ = false;
@@ -78,13 +86,15 @@ void QuantizedActivations::quantize_token_q8(size_t t, int8_t* natural) {
   const size_t nb = n_cols_ / 32;
   float* d = q8_scales_.data() + t * nb;
   float* dsum = q8_sums_.data() + t * nb;
-  quantize_row_q8(x_ + t * n_cols_, n_cols_, natural, d, dsum);
+  int32_t* isum = q8_isums_.data() + t * nb;
+  quantize_row_q8(x_ + t * n_cols_, n_cols_, natural, d, dsum, isum);
   pair_interleave_q8(natural, n_cols_, q8_codes_.data() + t * n_cols_);
   if (!has_panels()) return;
   scatter_codes(natural, n_cols_, t, q8_panel_codes_);
   for (size_t b = 0; b < nb; ++b) {
     *panel_lane(q8_panel_scales_, nb, t, b) = d[b];
     *panel_lane(q8_panel_sums_, nb, t, b) = dsum[b];
+    *panel_lane(q8_panel_isums_, nb, t, b) = isum[b];
   }
 }
 
@@ -101,12 +111,13 @@ void QuantizedActivations::quantize_token_q8k(size_t t) {
       std::memcpy(dst + (b * kquant::kSuperBlock / 4 + g) * kPanelTokens * 4, blk.qs + 4 * g, 4);
     }
     *panel_lane(q8k_panel_scales_, nsb, t, b) = blk.d;
-    for (size_t g = 0; g < 16; ++g) {
-      *panel_lane(q8k_panel_sums16_, n_cols_ / 16, t, 16 * b + g) = blk.d * static_cast<float>(blk.bsums[g]);
-    }
+    int32_t sums32[8];
     for (size_t g = 0; g < 8; ++g) {
-      const int sum = blk.bsums[2 * g] + blk.bsums[2 * g + 1];
-      *panel_lane(q8k_panel_sums32_, n_cols_ / 32, t, 8 * b + g) = blk.d * static_cast<float>(sum);
+      *panel_lane(q8k_panel_pairs16_, n_cols_ / 32, t, 8 * b + g) = int16_pair(blk.bsums[2 * g], blk.bsums[2 * g + 1]);
+      sums32[g] = blk.bsums[2 * g] + blk.bsums[2 * g + 1];
+    }
+    for (size_t g = 0; g < 4; ++g) {
+      *panel_lane(q8k_panel_pairs32_, n_cols_ / 64, t, 4 * b + g) = int16_pair(sums32[2 * g], sums32[2 * g + 1]);
     }
   }
 }
@@ -118,14 +129,16 @@ void QuantizedActivations::clear_padding(size_t first_pad) {
     if (q8_) {
       const size_t nb = n_cols_ / 32;
       scatter_codes(nullptr, n_cols_, t, q8_panel_codes_);
-      for (size_t b = 0; b < nb; ++b)
+      for (size_t b = 0; b < nb; ++b) {
         *panel_lane(q8_panel_scales_, nb, t, b) = *panel_lane(q8_panel_sums_, nb, t, b) = 0;
+        *panel_lane(q8_panel_isums_, nb, t, b) = 0;
+      }
     }
     if (q8k_) {
       scatter_codes(nullptr, n_cols_, t, q8k_panel_codes_);
       for (size_t b = 0; b < n_cols_ / 256; ++b) *panel_lane(q8k_panel_scales_, n_cols_ / 256, t, b) = 0;
-      for (size_t g = 0; g < n_cols_ / 16; ++g) *panel_lane(q8k_panel_sums16_, n_cols_ / 16, t, g) = 0;
-      for (size_t g = 0; g < n_cols_ / 32; ++g) *panel_lane(q8k_panel_sums32_, n_cols_ / 32, t, g) = 0;
+      for (size_t g = 0; g < n_cols_ / 32; ++g) *panel_lane(q8k_panel_pairs16_, n_cols_ / 32, t, g) = 0;
+      for (size_t g = 0; g < n_cols_ / 64; ++g) *panel_lane(q8k_panel_pairs32_, n_cols_ / 64, t, g) = 0;
     }
   }
 }
@@ -151,15 +164,21 @@ Status QuantizedActivations::quantize_all(const float* x, size_t n_tokens, size_
 
 ActivationPanel QuantizedActivations::q8_panel(size_t p) const {
   const size_t nb = n_cols_ / 32;
-  return {q8_panel_codes_.data() + p * kPanelTokens * n_cols_, q8_panel_scales_.data() + p * kPanelTokens * nb,
-          q8_panel_sums_.data() + p * kPanelTokens * nb, nullptr};
+  ActivationPanel panel;
+  panel.codes = q8_panel_codes_.data() + p * kPanelTokens * n_cols_;
+  panel.scales = q8_panel_scales_.data() + p * kPanelTokens * nb;
+  panel.sums = q8_panel_sums_.data() + p * kPanelTokens * nb;
+  panel.isums = q8_panel_isums_.data() + p * kPanelTokens * nb;
+  return panel;
 }
 
 ActivationPanel QuantizedActivations::q8k_panel(size_t p) const {
-  return {q8k_panel_codes_.data() + p * kPanelTokens * n_cols_,
-          q8k_panel_scales_.data() + p * kPanelTokens * (n_cols_ / 256),
-          q8k_panel_sums16_.data() + p * kPanelTokens * (n_cols_ / 16),
-          q8k_panel_sums32_.data() + p * kPanelTokens * (n_cols_ / 32)};
+  ActivationPanel panel;
+  panel.codes = q8k_panel_codes_.data() + p * kPanelTokens * n_cols_;
+  panel.scales = q8k_panel_scales_.data() + p * kPanelTokens * (n_cols_ / 256);
+  panel.pairs16 = q8k_panel_pairs16_.data() + p * kPanelTokens * (n_cols_ / 32);
+  panel.pairs32 = q8k_panel_pairs32_.data() + p * kPanelTokens * (n_cols_ / 64);
+  return panel;
 }
 
 }  // namespace infertune

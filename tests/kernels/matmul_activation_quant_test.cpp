@@ -2,7 +2,7 @@
 // quantized_activations.h), against direct recomputation from the definitions:
 //  - codes are round-to-nearest of x / d with d = amax / 127 per block, |code| <= 127; sums are exact;
 //  - the AVX2 row quantizers give bit-identical results to the portable ones;
-//  - the q8 rows are pair-interleaved; the panels hold every token's codes and per-block floats at
+//  - the q8 rows are pair-interleaved; the panels hold every token's codes and per-block numbers at
 //    [token / 16][item][token % 16], tokens past the end zero; token ranges quantized separately (as threads
 //    do) give the same bytes as one pass;
 //  - formats follow the weight types; a row length that is not whole blocks is an error.
@@ -159,9 +159,11 @@ TEST(QuantizedActivationsTest, PanelsHoldEveryTokenAndZeroPadding) {
     const ActivationPanel q8k = xq.q8k_panel(t / kPanelTokens);
     std::vector<int8_t> natural(n_cols);
     std::vector<float> d(n_cols / 32), dsum(n_cols / 32);
+    std::vector<int32_t> isum(n_cols / 32);
     std::vector<kquant::BlockQ8K> blocks(n_cols / 256);
     if (real) {
-      quantize_row_q8(x.data() + t * n_cols, n_cols, natural.data(), d.data(), dsum.data());
+      quantize_row_q8(x.data() + t * n_cols, n_cols, natural.data(), d.data(), dsum.data(), isum.data());
+      EXPECT_EQ(std::memcmp(xq.q8_isums(t), isum.data(), isum.size() * 4), 0) << t;
       quantize_row_q8k(x.data() + t * n_cols, n_cols, blocks.data());
       std::vector<int8_t> paired(n_cols);
       pair_interleave_q8(natural.data(), n_cols, paired.data());
@@ -177,17 +179,26 @@ TEST(QuantizedActivationsTest, PanelsHoldEveryTokenAndZeroPadding) {
     for (size_t b = 0; b < n_cols / 32; ++b) {
       EXPECT_EQ(q8.scales[b * kPanelTokens + lane], real ? d[b] : 0.0f);
       EXPECT_EQ(q8.sums[b * kPanelTokens + lane], real ? dsum[b] : 0.0f);
+      EXPECT_EQ(q8.isums[b * kPanelTokens + lane], real ? isum[b] : 0);
+      int sum = 0;
+      for (size_t i = 32 * b; i < 32 * b + 32; ++i) sum += natural[i];
+      EXPECT_EQ(isum[b], real ? sum : 0);
     }
     for (size_t b = 0; b < n_cols / 256; ++b) {
       EXPECT_EQ(q8k.scales[b * kPanelTokens + lane], real ? blocks[b].d : 0.0f);
-      for (size_t g = 0; g < 16; ++g) {
-        const float want = real ? blocks[b].d * static_cast<float>(blocks[b].bsums[g]) : 0.0f;
-        EXPECT_EQ(q8k.sums[(16 * b + g) * kPanelTokens + lane], want);
-      }
+      // int16 pairs (low, high) of the 16-value group sums and of the 32-value group sums.
+      const auto low = [](int32_t v) { return static_cast<int16_t>(v & 0xFFFF); };
+      const auto high = [](int32_t v) { return static_cast<int16_t>(static_cast<uint32_t>(v) >> 16); };
       for (size_t g = 0; g < 8; ++g) {
-        const int sum = blocks[b].bsums[2 * g] + blocks[b].bsums[2 * g + 1];
-        const float want = real ? blocks[b].d * static_cast<float>(sum) : 0.0f;
-        EXPECT_EQ(q8k.sums32[(8 * b + g) * kPanelTokens + lane], want);
+        const int32_t pair = q8k.pairs16[(8 * b + g) * kPanelTokens + lane];
+        EXPECT_EQ(low(pair), real ? blocks[b].bsums[2 * g] : 0);
+        EXPECT_EQ(high(pair), real ? blocks[b].bsums[2 * g + 1] : 0);
+      }
+      for (size_t g = 0; g < 4; ++g) {
+        const int32_t pair = q8k.pairs32[(4 * b + g) * kPanelTokens + lane];
+        const int16_t* bs = blocks[b].bsums + 4 * g;
+        EXPECT_EQ(low(pair), real ? bs[0] + bs[1] : 0);
+        EXPECT_EQ(high(pair), real ? bs[2] + bs[3] : 0);
       }
     }
   }
@@ -216,17 +227,20 @@ TEST(QuantizedActivationsTest, TokenRangesAndReuseGiveTheSameBytes) {
   ASSERT_TRUE(reused.quantize_all(x.data(), 37, n_cols, types).ok());
   for (size_t p = 0; p < one.n_panels(); ++p) {
     EXPECT_EQ(std::memcmp(one.q8_panel(p).codes, reused.q8_panel(p).codes, kPanelTokens * n_cols), 0);
-    EXPECT_EQ(std::memcmp(one.q8k_panel(p).sums, reused.q8k_panel(p).sums, kPanelTokens * n_cols / 16 * 4), 0);
+    EXPECT_EQ(std::memcmp(one.q8k_panel(p).pairs16, reused.q8k_panel(p).pairs16, kPanelTokens * n_cols / 32 * 4), 0);
+    EXPECT_EQ(std::memcmp(one.q8_panel(p).isums, reused.q8_panel(p).isums, kPanelTokens * n_cols / 32 * 4), 0);
   }
 }
 
 TEST(QuantizedActivationsTest, FewTokensHaveNoPanels) {
-  const std::vector<float> x(3 * 256, 0.5f);
+  const std::vector<float> x(kMinPanelTokens * 256, 0.5f);
   QuantizedActivations xq;
   const GgmlType types[] = {GgmlType::Q4_K};
   ASSERT_TRUE(xq.quantize_all(x.data(), kMinPanelTokens - 1, 256, types).ok());
   EXPECT_FALSE(xq.has_panels());
-  EXPECT_EQ(xq.q8k_row(2)->d, 0.5f / 127.0f);
+  EXPECT_EQ(xq.q8k_row(kMinPanelTokens - 2)->d, 0.5f / 127.0f);
+  ASSERT_TRUE(xq.quantize_all(x.data(), kMinPanelTokens, 256, types).ok());
+  EXPECT_TRUE(xq.has_panels());
 }
 
 }  // namespace

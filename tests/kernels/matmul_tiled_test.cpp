@@ -7,7 +7,10 @@
 //  - activations quantized once beforehand (QuantizedActivations, as the engine shares them) or by the
 //    kernel itself: the same codes, so bit-identical results;
 //  - rows split between callers at arbitrary boundaries give bit-identical results (a row's result depends
-//    only on its row and the tokens).
+//    only on its row and the tokens);
+//  - a token's results are the same bits whatever batch it is in (alone: matvec; 5 tokens: matvec; 6, 17,
+//    33: tiled, at any lane) and whichever SIMD variant runs (the integer sums are exact, and every path
+//    applies the same float operations in the same order).
 //
 // Tolerance (as in matmul_simd_accuracy_test.cpp): activation quantization moves each x[i] by at most
 // amax_block / 254, so the result may move by at most sum_blocks (amax_block / 254) * sum |w[i]| (1.01x
@@ -23,6 +26,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/matmul/matmul.h"
@@ -215,6 +219,30 @@ TEST_P(TiledMatmulTest, RowSplitsGiveIdenticalResults) {
   }
 }
 
+// y rows of tokens [first, first + n) of p, computed as a batch of their own.
+std::vector<float> run_sub_batch(MatmulFn fn, GgmlType type, const Problem& p, size_t first, size_t n) {
+  std::vector<float> y(n * p.n_rows);
+  fn({type, p.weights, p.n_rows, p.n_cols, p.x + first * p.n_cols, n, y.data()}, 0, p.n_rows);
+  return y;
+}
+
+TEST_P(TiledMatmulTest, BatchCompositionDoesNotChangeBits) {
+  const size_t n_cols = ggml_type_traits(GetParam().type).block_elements == 32 ? 288 : 512;
+  const Problem p(GetParam().type, 13, n_cols, 40, 2, 77);
+  const std::vector<float> all = run(p, nullptr);
+  // (first token, batch size): alone, matvec batches, tiled batches with the tokens at other lanes.
+  const std::pair<size_t, size_t> batches[] = {{0, 1}, {7, 1}, {39, 1}, {3, 5}, {0, 6}, {5, 17}, {7, 33}, {1, 39}};
+  for (const auto& [first, n] : batches) {
+    const std::vector<float> sub = run_sub_batch(fn_, GetParam().type, p, first, n);
+    for (size_t t = 0; t < n; ++t) {
+      for (size_t r = 0; r < p.n_rows; ++r) {
+        ASSERT_EQ(sub[t * p.n_rows + r], all[(first + t) * p.n_rows + r])
+            << "token " << first + t << " row " << r << " in a batch of " << n << " from " << first;
+      }
+    }
+  }
+}
+
 std::string case_name(const ::testing::TestParamInfo<TiledCase>& info) {
   return info.param.variant + "_" + std::string(ggml_type_name(info.param.type));
 }
@@ -225,6 +253,32 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(TiledMatmulTest);
 TEST(TiledMatmulVariants, SomeVariantRunsHere) {
   if (tiled_cases().empty()) GTEST_SKIP() << "this CPU supports none of the compiled SIMD matmul variants";
   SUCCEED();
+}
+
+// Every SIMD variant gives the same bits for every integer type, one token and a batch.
+TEST(TiledMatmulVariants, VariantsAgreeBitForBit) {
+  std::vector<std::string> variants;
+  for (const MatmulVariant& v : compiled_matmul_variants()) {
+    if (v.name != "scalar" && (!v.available || v.available())) variants.emplace_back(v.name);
+  }
+  if (variants.size() < 2) GTEST_SKIP() << "fewer than two SIMD matmul variants run on this CPU";
+  for (GgmlType type : kIntegerTypes) {
+    const size_t n_cols = ggml_type_traits(type).block_elements == 32 ? 352 : 768;
+    for (size_t n_tokens : {1, 20}) {
+      const Problem p(type, 11, n_cols, n_tokens, 0, 5);
+      std::vector<std::vector<float>> results;
+      for (const std::string& name : variants) {
+        const ScopedMatmulVariant forced(name);
+        auto kernel = matmul_registry().find(type);
+        ASSERT_TRUE(kernel.ok()) << kernel.error().message;
+        results.push_back(run_sub_batch(kernel->fn, type, p, 0, n_tokens));
+      }
+      for (size_t i = 1; i < results.size(); ++i) {
+        EXPECT_EQ(results[i], results[0])
+            << ggml_type_name(type) << " tokens " << n_tokens << ": " << variants[i] << " vs " << variants[0];
+      }
+    }
+  }
 }
 
 // Quantized activations of another input are refused, not silently used.

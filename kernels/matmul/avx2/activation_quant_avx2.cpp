@@ -61,7 +61,7 @@ inline void quantize32(const float* x, __m256 inv, int8_t* qs, __m256i& half0, _
 
 }  // namespace
 
-void quantize_row_q8_avx2(const float* x, size_t n, int8_t* codes, float* d, float* dsum) {
+void quantize_row_q8_avx2(const float* x, size_t n, int8_t* codes, float* d, float* dsum, int32_t* isum) {
   for (size_t b = 0; b < n / 32; ++b) {
     const float* xb = x + 32 * b;
     float scale, inv;
@@ -69,7 +69,9 @@ void quantize_row_q8_avx2(const float* x, size_t n, int8_t* codes, float* d, flo
     __m256i h0, h1;
     quantize32(xb, _mm256_set1_ps(inv), codes + 32 * b, h0, h1);
     d[b] = f16_to_f32(f32_to_f16(scale));
-    dsum[b] = d[b] * static_cast<float>(hsum_i32(_mm256_add_epi32(h0, h1)));
+    const int sum = hsum_i32(_mm256_add_epi32(h0, h1));
+    dsum[b] = d[b] * static_cast<float>(sum);
+    if (isum) isum[b] = sum;
   }
 }
 

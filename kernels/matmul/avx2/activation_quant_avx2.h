@@ -9,7 +9,7 @@
 
 namespace infertune {
 
-void quantize_row_q8_avx2(const float* x, size_t n, int8_t* codes, float* d, float* dsum);
+void quantize_row_q8_avx2(const float* x, size_t n, int8_t* codes, float* d, float* dsum, int32_t* isum = nullptr);
 void quantize_row_q8k_avx2(const float* x, size_t n, kquant::BlockQ8K* out);
 
 }  // namespace infertune

@@ -38,6 +38,8 @@ struct Avx2Tile {
     return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
   }
   static I mul_add(I acc, I a, int32_t k) { return _mm256_add_epi32(acc, _mm256_mullo_epi32(a, _mm256_set1_epi32(k))); }
+  static I madd_acc(I acc, I a, I b) { return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b)); }
+  static I set1(int32_t v) { return _mm256_set1_epi32(v); }
   static F zerof() { return _mm256_setzero_ps(); }
   static F loadf(const float* p) { return _mm256_loadu_ps(p); }
   static F set1f(float v) { return _mm256_set1_ps(v); }

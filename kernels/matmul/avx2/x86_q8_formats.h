@@ -3,22 +3,22 @@
 // get a block's codes and its scale and offset. Included ONLY after an ISA unit's `#pragma GCC target` (see
 // x86_dot_kernels.h).
 //
-// Every block is read as  value = d * code + o  with integer codes, so
-//   dot(block, activation block) = d * dx * (integer dot of the codes) + o * (dx * sum of activation codes)
-// and the offset o multiplies the activation block's sum, one float per block. Codes are unsigned where
+// Every block's product with a q8 activation block (scale dx, codes x, code sum S) is computed as
+//   I = dot(codes, x) + kCodeOffset * S           an exact integer
+//   acc = fma(float(I), d * dx, acc)
+//   acc = fma(m, dx * S, acc)                      only formats with a float min (Q4_1, Q5_1: kHasMin)
+// in this order, by the matrix-vector kernels (one row per lane) and the tiled kernels (one token per lane)
+// alike, so a token's result is the same bits whatever batch it is computed in. Codes are unsigned where
 // the kernels can multiply them as such, which saves the sign trick:
-//   - always for the nibble formats (Q4_0: code q, o = -8 d; Q5_0: o = -16 d; Q4_1 / Q5_1: o = m);
+//   - always for the nibble formats (Q4_0: code q, kCodeOffset -8; Q5_0: -16; Q4_1 / Q5_1: 0, min m);
 //   - for Q8_0 and IQ4_NL only when the Isa's byte dot product does not saturate (Isa::kWideUnsigned,
-//     VNNI): code = q + 128 and o = -128 d. Otherwise (AVX2's maddubs sums pairs of u8 * s8 into int16)
-//     their codes stay signed, o = 0, and kernels multiply them with the sign trick.
-// Each traits struct has:
-//   kBytes                        bytes per block
-//   kSigned<Isa>                  codes are signed
+//     VNNI): code = q + 128 and kCodeOffset -128. Otherwise (AVX2's maddubs sums pairs of u8 * s8 into
+//     int16) their codes stay signed, kCodeOffset 0, and kernels multiply them with the sign trick.
+// Either way I is the same integer. Each traits struct has:
+//   kBytes                        bytes per block (its f16 d first, then for kHasMin the f16 m)
+//   kSigned<Isa>, kCodeOffset<Isa>, kHasMin
 //   codes<Isa>(blk)               the block's 32 codes in value order
 //   pair_codes<Isa>(b0, b1, lo, hi)  lo = [codes 0-15 of b0 | codes 0-15 of b1], hi the same for 16-31
-//   scale_pair<Isa>(b0, b1)       [d0, d1, o0, o1]
-//   scale_one<Isa>(blk, d, o)
-//   kHasMin                       o is the f16 at bytes 2-3 (Q4_1, Q5_1); else o = kOffsetFactor<Isa> * d
 #include <immintrin.h>
 
 #include <cstddef>
@@ -37,11 +37,6 @@ inline uint16_t u16_at(const uint8_t* p) {
   return v;
 }
 
-// [half a, half b, 0, 0] as floats.
-inline __m128 halves2(const uint8_t* a, const uint8_t* b) {
-  return _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(u16_at(a) | (static_cast<uint32_t>(u16_at(b)) << 16))));
-}
-
 // The f16 at p + i * kStride for i < 8, as floats.
 template <size_t kStride>
 inline __m256 halves8(const uint8_t* p) {
@@ -51,18 +46,6 @@ inline __m256 halves8(const uint8_t* p) {
     hi |= static_cast<uint64_t>(u16_at(p + (i + 4) * kStride)) << (16 * i);
   }
   return _mm256_cvtph_ps(_mm_set_epi64x(static_cast<long long>(hi), static_cast<long long>(lo)));
-}
-
-// [d0, d1, k d0, k d1] from d = [d0, d1, ...].
-inline __m128 with_offset_factor(__m128 d, float k) {
-  return _mm_mul_ps(_mm_movelh_ps(d, d), _mm_setr_ps(1.0f, 1.0f, k, k));
-}
-
-// [d0, d1, m0, m1] from blocks that start with (f16 d, f16 m).
-inline __m128 d_m_pair(const uint8_t* b0, const uint8_t* b1) {
-  const __m128 v = _mm_cvtph_ps(_mm_unpacklo_epi32(_mm_cvtsi32_si128(static_cast<int>(u32_at(b0))),
-                                                   _mm_cvtsi32_si128(static_cast<int>(u32_at(b1)))));
-  return _mm_shuffle_ps(v, v, _MM_SHUFFLE(3, 1, 2, 0));
 }
 
 // Nibbles of two blocks' qs[16]: lo = low nibbles of b0 | of b1 (codes 0-15), hi = high nibbles (16-31).
@@ -97,7 +80,7 @@ struct Q4_0Format {
   static constexpr size_t kBytes = 18;
   static constexpr bool kHasMin = false;
   template <class Isa>
-  static constexpr float kOffsetFactor = -8.0f;
+  static constexpr int kCodeOffset = -8;
   template <class Isa>
   static constexpr bool kSigned = false;
   template <class Isa>
@@ -108,15 +91,6 @@ struct Q4_0Format {
   static void pair_codes(const uint8_t* b0, const uint8_t* b1, __m256i& lo, __m256i& hi) {
     pair_nibbles(b0 + 2, b1 + 2, lo, hi);
   }
-  template <class Isa>
-  static __m128 scale_pair(const uint8_t* b0, const uint8_t* b1) {
-    return with_offset_factor(halves2(b0, b1), -8.0f);
-  }
-  template <class Isa>
-  static void scale_one(const uint8_t* blk, float& d, float& o) {
-    d = half_at(blk);
-    o = -8.0f * d;
-  }
 };
 
 // Q4_1 (20 bytes: f16 d, f16 m, qs[16]): value q * d + m.
@@ -124,7 +98,7 @@ struct Q4_1Format {
   static constexpr size_t kBytes = 20;
   static constexpr bool kHasMin = true;
   template <class Isa>
-  static constexpr float kOffsetFactor = 0.0f;
+  static constexpr int kCodeOffset = 0;
   template <class Isa>
   static constexpr bool kSigned = false;
   template <class Isa>
@@ -135,15 +109,6 @@ struct Q4_1Format {
   static void pair_codes(const uint8_t* b0, const uint8_t* b1, __m256i& lo, __m256i& hi) {
     pair_nibbles(b0 + 4, b1 + 4, lo, hi);
   }
-  template <class Isa>
-  static __m128 scale_pair(const uint8_t* b0, const uint8_t* b1) {
-    return d_m_pair(b0, b1);
-  }
-  template <class Isa>
-  static void scale_one(const uint8_t* blk, float& d, float& o) {
-    d = half_at(blk);
-    o = half_at(blk + 2);
-  }
 };
 
 // Q5_0 (22 bytes: f16 d, qh[4], qs[16]): value (q - 16) * d.
@@ -151,7 +116,7 @@ struct Q5_0Format {
   static constexpr size_t kBytes = 22;
   static constexpr bool kHasMin = false;
   template <class Isa>
-  static constexpr float kOffsetFactor = -16.0f;
+  static constexpr int kCodeOffset = -16;
   template <class Isa>
   static constexpr bool kSigned = false;
   template <class Isa>
@@ -163,15 +128,6 @@ struct Q5_0Format {
     pair_nibbles(b0 + 6, b1 + 6, lo, hi);
     pair_fifth_bits<Isa>(b0 + 2, b1 + 2, lo, hi);
   }
-  template <class Isa>
-  static __m128 scale_pair(const uint8_t* b0, const uint8_t* b1) {
-    return with_offset_factor(halves2(b0, b1), -16.0f);
-  }
-  template <class Isa>
-  static void scale_one(const uint8_t* blk, float& d, float& o) {
-    d = half_at(blk);
-    o = -16.0f * d;
-  }
 };
 
 // Q5_1 (24 bytes: f16 d, f16 m, qh[4], qs[16]): value q * d + m.
@@ -179,7 +135,7 @@ struct Q5_1Format {
   static constexpr size_t kBytes = 24;
   static constexpr bool kHasMin = true;
   template <class Isa>
-  static constexpr float kOffsetFactor = 0.0f;
+  static constexpr int kCodeOffset = 0;
   template <class Isa>
   static constexpr bool kSigned = false;
   template <class Isa>
@@ -191,15 +147,6 @@ struct Q5_1Format {
     pair_nibbles(b0 + 8, b1 + 8, lo, hi);
     pair_fifth_bits<Isa>(b0 + 4, b1 + 4, lo, hi);
   }
-  template <class Isa>
-  static __m128 scale_pair(const uint8_t* b0, const uint8_t* b1) {
-    return d_m_pair(b0, b1);
-  }
-  template <class Isa>
-  static void scale_one(const uint8_t* blk, float& d, float& o) {
-    d = half_at(blk);
-    o = half_at(blk + 2);
-  }
 };
 
 // Q8_0 (34 bytes: f16 d, int8 qs[32]): value q * d.
@@ -209,7 +156,7 @@ struct Q8_0Format {
   static constexpr bool kSigned = !Isa::kWideUnsigned;
   static constexpr bool kHasMin = false;
   template <class Isa>
-  static constexpr float kOffsetFactor = kSigned<Isa> ? 0.0f : -128.0f;
+  static constexpr int kCodeOffset = kSigned<Isa> ? 0 : -128;
   template <class Isa>
   static __m256i codes(const uint8_t* blk) {
     const __m256i q = load256(blk + 2);
@@ -224,15 +171,6 @@ struct Q8_0Format {
       lo = flip_sign_bits(lo);
       hi = flip_sign_bits(hi);
     }
-  }
-  template <class Isa>
-  static __m128 scale_pair(const uint8_t* b0, const uint8_t* b1) {
-    return with_offset_factor(halves2(b0, b1), kSigned<Isa> ? 0.0f : -128.0f);
-  }
-  template <class Isa>
-  static void scale_one(const uint8_t* blk, float& d, float& o) {
-    d = half_at(blk);
-    o = kSigned<Isa> ? 0.0f : -128.0f * d;
   }
 };
 
@@ -249,7 +187,7 @@ struct Iq4NlFormat {
   static constexpr bool kSigned = !Isa::kWideUnsigned;
   static constexpr bool kHasMin = false;
   template <class Isa>
-  static constexpr float kOffsetFactor = kSigned<Isa> ? 0.0f : -128.0f;
+  static constexpr int kCodeOffset = kSigned<Isa> ? 0 : -128;
   template <class Isa>
   static __m256i codes(const uint8_t* blk) {
     return _mm256_shuffle_epi8(iq4_table(!kSigned<Isa>), unpack_nibbles(blk + 2));
@@ -260,15 +198,6 @@ struct Iq4NlFormat {
     pair_nibbles(b0 + 2, b1 + 2, lo, hi);
     lo = _mm256_shuffle_epi8(table, lo);
     hi = _mm256_shuffle_epi8(table, hi);
-  }
-  template <class Isa>
-  static __m128 scale_pair(const uint8_t* b0, const uint8_t* b1) {
-    return with_offset_factor(halves2(b0, b1), kSigned<Isa> ? 0.0f : -128.0f);
-  }
-  template <class Isa>
-  static void scale_one(const uint8_t* blk, float& d, float& o) {
-    d = half_at(blk);
-    o = kSigned<Isa> ? 0.0f : -128.0f * d;
   }
 };
 

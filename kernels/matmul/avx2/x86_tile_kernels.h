@@ -1,7 +1,7 @@
 #pragma once
 // Tiled matmul for prompt batches: a register tile of R weight rows x (NV vectors of kLanes tokens). Each
 // thread walks its rows R at a time; their blocks are decoded once into a per-thread buffer (unsigned codes
-// in value order, block scales and offsets), then every token tile of the activation panels
+// in value order, block scales and offset coefficients), then every token tile of the activation panels
 // (QuantizedActivations) is multiplied against them:
 //
 //   for each 4-value group g:   x[v] = panel codes of group g for the tokens of vector v  (one 32-bit lane
@@ -9,9 +9,12 @@
 //                               for each row r: w = its 4 codes of group g, broadcast to every lane
 //                                               acc[r][v] += dot4(w, x[v])   (u8 x s8, summed in int32)
 //
-// so the accumulators' lanes are tokens, one block's int32 sums are scaled for all tokens of a vector by
-// one FMA (row scale x the tokens' scales, a vector load), and block offsets likewise. Weight bytes are
-// unpacked once per matmul per row, not once per token.
+// so the accumulators' lanes are tokens: a block's integer sum, its integer offset terms (from the panels'
+// integer code sums), one FMA with (row scale x the tokens' scales, a vector load) and, for formats with a
+// float min, one more, serve all tokens of a vector. Weight bytes are unpacked once per matmul per row, not
+// once per token. Each lane computes exactly what the matrix-vector kernels compute for one row and token
+// (the same integers, the same FMAs in the same order: see x86_q8_formats.h, x86_k_formats.h), so results
+// do not depend on the batch a token is in.
 //
 // The vector width and tile shape come from the unit's `Tile` policy (V below):
 //   V::I / V::F                      int32 / float vectors of V::kLanes lanes (8: ymm, 16: zmm)
@@ -19,10 +22,9 @@
 //   zero(), load(p), bcast(p)        codes: kLanes * 4 bytes at p; 4 bytes at p in every lane
 //   dot(acc, u, s)                   acc + per-lane sums of 4 products u8 * s8
 //   mul_add(acc, a, k)               acc + a * k (int32)
+//   madd_acc(acc, a, b)              acc + per-lane a.lo * b.lo + a.hi * b.hi (int16 halves)
 //   zerof(), loadf(p), set1f(v), cvt(i), mul(a, b), fma(a, b, c), storef(p, f)
 //   abs8(v), sign8(x, w)             only for units whose formats may have signed codes (F::kSigned<Isa>)
-// Weight formats come as traits (x86_q8_formats.h for the 32-value formats, the K formats in
-// x86_dot_kernels.h).
 //
 // Included ONLY after an ISA unit's `#pragma GCC target` (see x86_dot_kernels.h).
 #include <immintrin.h>
@@ -31,6 +33,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/matmul/avx2/x86_k_formats.h"
 #include "kernels/matmul/avx2/x86_q8_formats.h"
 #include "kernels/matmul/avx2/x86_simd_helpers.h"
 #include "kernels/matmul/decode_buffer.h"
@@ -43,10 +46,11 @@ namespace {
 // R decoded weight rows (a short last tile repeats its last row; those results are not stored).
 template <int R>
 struct DecodedRows {
-  const uint8_t* codes[R];   // [n_cols] unsigned codes in value order
+  const uint8_t* codes[R];   // [n_cols] unsigned (or signed, per F::kSigned) codes in value order
   const float* d[R];         // [n_cols / 32] block scales (32-value formats), [n_cols / 256] (K formats)
-  const float* off[R];       // offset coefficients, one per block or per offset group of the format
+  const float* off[R];       // 32-value formats with a min: [n_cols / 32] m; K formats: [n_cols / 256] -dmin
   const int32_t* scales[R];  // K formats: [n_cols / kSub] integer sub-block scales
+  const int32_t* coefs[R];   // K formats: [n_cols / kPairValues] offset coefficient pairs
 };
 
 template <int R>
@@ -56,22 +60,24 @@ void repeat_last_row(DecodedRows<R>& rows, size_t nr) {
     rows.d[r] = rows.d[nr - 1];
     rows.off[r] = rows.off[nr - 1];
     rows.scales[r] = rows.scales[nr - 1];
+    rows.coefs[r] = rows.coefs[nr - 1];
   }
 }
 
-// The activations of NV vectors of kLanes tokens: codes at group 0 (group g is 64 g bytes further),
-// per-block scales and sums at block 0 (block b is 16 b floats further).
+// The activations of NV vectors of kLanes tokens: codes at group 0 (group g is 64 g bytes further), per-item
+// numbers at item 0 (item i is 16 i further): scales per block; q8: float and integer block sums; q8k: the
+// int16 pairs of code sums (pairs16 or pairs32, as the format wants).
 template <int NV>
 struct TokenTile {
   const int8_t* codes[NV];
   const float* scales[NV];
   const float* sums[NV];
+  const int32_t* isums[NV];
 };
 
-// Tokens [t0, t0 + NV * lanes) of the q8 (`k` false) or q8k panels; sums: per block (q8), per 16 or 32
-// values (q8k, `sums32`).
+// Tokens [t0, t0 + NV * lanes) of the q8 panels, or of the q8k panels with pairs of `pair_values` (32, 64).
 template <int NV>
-TokenTile<NV> token_tile(const QuantizedActivations& a, bool k, bool sums32, size_t t0, size_t lanes) {
+TokenTile<NV> token_tile(const QuantizedActivations& a, bool k, size_t pair_values, size_t t0, size_t lanes) {
   TokenTile<NV> tile;
   for (int v = 0; v < NV; ++v) {
     const size_t t = t0 + v * lanes;
@@ -79,14 +85,15 @@ TokenTile<NV> token_tile(const QuantizedActivations& a, bool k, bool sums32, siz
     const size_t lane = t % kPanelTokens;
     tile.codes[v] = panel.codes + 4 * lane;
     tile.scales[v] = panel.scales + lane;
-    tile.sums[v] = (sums32 ? panel.sums32 : panel.sums) + lane;
+    tile.sums[v] = k ? nullptr : panel.sums + lane;
+    tile.isums[v] = (k ? (pair_values == 64 ? panel.pairs32 : panel.pairs16) : panel.isums) + lane;
   }
   return tile;
 }
 
-// Part i of n of the cache lines of [p, p + bytes) into L2. The next row tile's weights are fetched this
-// way, a part per token tile, while the current tile computes: decoding touches each weight byte once in
-// a short burst, which the hardware prefetchers do not see coming.
+// Part i of n of the cache lines of [p, p + bytes) into L1. The next rows' weights are fetched this way, a
+// part per token tile, while the current ones compute: decoding touches each weight byte once in a short
+// burst, which the hardware prefetchers do not see coming.
 inline void prefetch_part(const uint8_t* p, size_t bytes, size_t i, size_t n) {
   const size_t lines = (bytes + 63) / 64;
   for (size_t l = lines * i / n; l < lines * (i + 1) / n; ++l) {
@@ -114,9 +121,11 @@ inline typename V::I dot4(typename V::I acc, typename V::I w, typename V::I x) {
 }
 
 // ---- 32-value formats -----------------------------------------------------------------------------------
+// Per block b, per lane:  I = dot(codes, x) + kCodeOffset * S;  acc = fma(I, d * dx, acc);
+// with a min (Q4_1, Q5_1) then  acc = fma(m, dx * S, acc).
 
 // out[r][token] = sum over nb blocks of row r against the tile's tokens.
-template <class V, bool kSigned, int R, int NV>
+template <class V, class F, bool kSigned, int kCodeOffset, int R, int NV>
 void tile_q8(const DecodedRows<R>& w, const TokenTile<NV>& x, size_t nb, float (&out)[R][NV * V::kLanes]) {
   typename V::F acc[R][NV];
   for (int r = 0; r < R; ++r) {
@@ -138,10 +147,16 @@ void tile_q8(const DecodedRows<R>& w, const TokenTile<NV>& x, size_t nb, float (
     }
     for (int v = 0; v < NV; ++v) {
       const typename V::F dx = V::loadf(x.scales[v] + 16 * b);
-      const typename V::F sums = V::loadf(x.sums[v] + 16 * b);
+      if constexpr (kCodeOffset != 0) {
+        const typename V::I sums = V::load(reinterpret_cast<const int8_t*>(x.isums[v] + 16 * b));
+        for (int r = 0; r < R; ++r) isum[r][v] = V::mul_add(isum[r][v], sums, kCodeOffset);
+      }
       for (int r = 0; r < R; ++r) {
         acc[r][v] = V::fma(V::cvt(isum[r][v]), V::mul(V::set1f(w.d[r][b]), dx), acc[r][v]);
-        acc[r][v] = V::fma(V::set1f(w.off[r][b]), sums, acc[r][v]);
+      }
+      if constexpr (F::kHasMin) {
+        const typename V::F sums = V::loadf(x.sums[v] + 16 * b);
+        for (int r = 0; r < R; ++r) acc[r][v] = V::fma(V::set1f(w.off[r][b]), sums, acc[r][v]);
       }
     }
   }
@@ -150,79 +165,50 @@ void tile_q8(const DecodedRows<R>& w, const TokenTile<NV>& x, size_t nb, float (
   }
 }
 
-// Decodes rows [r0, r0 + nr) of 32-value format F into buf.
+// Decodes rows [r0, r0 + nr) of 32-value format F into buf, from its row `slot` on.
 template <class Isa, class F, int R>
 DecodedRows<R> decode_rows_q8(const uint8_t* weights, size_t row_bytes, size_t r0, size_t nr, size_t n_cols,
-                              DecodeBuffer& buf) {
+                              DecodeBuffer& buf, size_t slot) {
   const size_t nb = n_cols / 32;
   DecodedRows<R> rows;
   for (size_t r = 0; r < nr; ++r) {
     const uint8_t* row = weights + (r0 + r) * row_bytes;
-    uint8_t* codes = buf.codes() + r * n_cols;
-    float* d = buf.d() + r * nb;
-    float* off = buf.off() + r * nb;
+    uint8_t* codes = buf.codes() + (slot + r) * n_cols;
+    float* d = buf.d() + (slot + r) * nb;
+    float* off = buf.off() + (slot + r) * nb;
     for (size_t b = 0; b < nb; ++b) {
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(codes + 32 * b), F::template codes<Isa>(row + b * F::kBytes));
     }
     size_t b = 0;
-    for (; b + 8 <= nb; b += 8) {  // scales and offsets of 8 blocks in one conversion
+    for (; b + 8 <= nb; b += 8) {  // scales (and mins) of 8 blocks in one conversion
       const uint8_t* blk = row + b * F::kBytes;
-      const __m256 scales = halves8<F::kBytes>(blk);
-      _mm256_storeu_ps(d + b, scales);
-      _mm256_storeu_ps(off + b, F::kHasMin ? halves8<F::kBytes>(blk + 2)
-                                           : _mm256_mul_ps(scales, _mm256_set1_ps(F::template kOffsetFactor<Isa>)));
+      _mm256_storeu_ps(d + b, halves8<F::kBytes>(blk));
+      if constexpr (F::kHasMin) _mm256_storeu_ps(off + b, halves8<F::kBytes>(blk + 2));
     }
-    for (; b < nb; ++b) F::template scale_one<Isa>(row + b * F::kBytes, d[b], off[b]);
+    for (; b < nb; ++b) {
+      d[b] = half_at(row + b * F::kBytes);
+      if constexpr (F::kHasMin) off[b] = half_at(row + b * F::kBytes + 2);
+    }
     rows.codes[r] = codes;
     rows.d[r] = d;
     rows.off[r] = off;
     rows.scales[r] = nullptr;
+    rows.coefs[r] = nullptr;
   }
   repeat_last_row(rows, nr);
   return rows;
 }
 
-// Rows [row_begin, row_end) of a 32-value-format matmul from the q8 panels of `a`.
-template <class Isa, class F>
-void matmul_tiled_q8(const MatmulProblem& p, const QuantizedActivations& a, size_t row_begin, size_t row_end) {
-  using V = typename Isa::Tile;
-  constexpr int R = V::kRows, NV = V::kVecs, L = V::kLanes;
-  static_assert(NV == 1 || NV == 2);
-  thread_local DecodeBuffer buf;
-  buf.reserve(R, p.n_cols);
-  const size_t nb = p.n_cols / 32;
-  const size_t row_bytes = p.weights.size() / p.n_rows;
-  const uint8_t* weights = weight_bytes(p);
-  for (size_t r0 = row_begin; r0 < row_end; r0 += R) {
-    const size_t nr = std::min<size_t>(R, row_end - r0);
-    const DecodedRows<R> rows = decode_rows_q8<Isa, F, R>(weights, row_bytes, r0, nr, p.n_cols, buf);
-    const uint8_t* next = weights + (r0 + nr) * row_bytes;
-    const size_t next_bytes = std::min<size_t>(R, row_end - r0 - nr) * row_bytes;
-    const size_t n_tiles = (p.n_tokens + NV * L - 1) / (NV * L);
-    for (size_t t0 = 0; t0 < p.n_tokens; t0 += NV * L) {
-      const size_t nt = std::min<size_t>(NV * L, p.n_tokens - t0);
-      prefetch_part(next, next_bytes, t0 / (NV * L), n_tiles);
-      if (NV == 1 || nt > L) {
-        float out[R][NV * L];
-        tile_q8<V, F::template kSigned<Isa>, R, NV>(rows, token_tile<NV>(a, false, false, t0, L), nb, out);
-        store_tile(out, nr, nt, p.y + t0 * p.n_rows + r0, p.n_rows);
-      } else {  // at most one vector of tokens left
-        float out[R][L];
-        tile_q8<V, F::template kSigned<Isa>, R, 1>(rows, token_tile<1>(a, false, false, t0, L), nb, out);
-        store_tile(out, nr, nt, p.y + t0 * p.n_rows + r0, p.n_rows);
-      }
-    }
-  }
-}
-
 // ---- K formats (256-value super-blocks) -----------------------------------------------------------------
-// F::kSub values per sub-block scale (16 or 32), F::kOffGroup values per offset coefficient (16, 32; 0: no
-// offsets).
+// Per super-block, per lane: I = sum_j scale_j * dot_j(codes, x) (+ kFold * P), acc = fma(I, d * dx, acc),
+// then for formats with a min acc = fma(P, -dmin * dx, acc); P = sum of coefficient pairs x the panel's
+// code-sum pairs (VPMADDWD / VPDPWSSD).
 
-template <class V, class F, bool kSigned, int R, int NV>
+template <class V, class F, bool kSigned, size_t kPairValues, int kFold, int R, int NV>
 void tile_q8k(const DecodedRows<R>& w, const TokenTile<NV>& x, size_t nsb, float (&out)[R][NV * V::kLanes]) {
   constexpr int kSubs = 256 / F::kSub;
   constexpr int kSteps = F::kSub / 4;
+  constexpr bool kMin = F::kDminOffset >= 0;
   typename V::F acc[R][NV];
   for (int r = 0; r < R; ++r) {
     for (int v = 0; v < NV; ++v) acc[r][v] = V::zerof();
@@ -252,19 +238,31 @@ void tile_q8k(const DecodedRows<R>& w, const TokenTile<NV>& x, size_t nsb, float
         for (int v = 0; v < NV; ++v) isum[r][v] = V::mul_add(isum[r][v], isub[r][v], scale);
       }
     }
+    typename V::I pairs[R][NV];
+    if constexpr (kPairValues != 0) {
+      constexpr int kPairs = 256 / kPairValues;
+      for (int r = 0; r < R; ++r) {
+        for (int v = 0; v < NV; ++v) pairs[r][v] = V::zero();
+      }
+      for (int i = 0; i < kPairs; ++i) {
+        for (int v = 0; v < NV; ++v) {
+          const typename V::I sums = V::load(reinterpret_cast<const int8_t*>(x.isums[v] + 16 * (sb * kPairs + i)));
+          for (int r = 0; r < R; ++r) {
+            pairs[r][v] = V::madd_acc(pairs[r][v], sums, V::set1(w.coefs[r][sb * kPairs + i]));
+          }
+        }
+      }
+      if constexpr (!kMin) {
+        for (int r = 0; r < R; ++r) {
+          for (int v = 0; v < NV; ++v) isum[r][v] = V::mul_add(isum[r][v], pairs[r][v], kFold);
+        }
+      }
+    }
     for (int v = 0; v < NV; ++v) {
       const typename V::F dx = V::loadf(x.scales[v] + 16 * sb);
       for (int r = 0; r < R; ++r) {
         acc[r][v] = V::fma(V::cvt(isum[r][v]), V::mul(V::set1f(w.d[r][sb]), dx), acc[r][v]);
-      }
-    }
-    if constexpr (F::kOffGroup != 0) {
-      constexpr int kOffs = 256 / F::kOffGroup;
-      for (int o = 0; o < kOffs; ++o) {
-        for (int v = 0; v < NV; ++v) {
-          const typename V::F sums = V::loadf(x.sums[v] + 16 * (sb * kOffs + o));
-          for (int r = 0; r < R; ++r) acc[r][v] = V::fma(V::set1f(w.off[r][sb * kOffs + o]), sums, acc[r][v]);
-        }
+        if constexpr (kMin) acc[r][v] = V::fma(V::cvt(pairs[r][v]), V::mul(V::set1f(w.off[r][sb]), dx), acc[r][v]);
       }
     }
   }
@@ -273,61 +271,122 @@ void tile_q8k(const DecodedRows<R>& w, const TokenTile<NV>& x, size_t nsb, float
   }
 }
 
-// Decodes rows [r0, r0 + nr) of K format F into buf.
+// Decodes rows [r0, r0 + nr) of K format F into buf, from its row `slot` on.
 template <class Isa, class F, int R>
 DecodedRows<R> decode_rows_q8k(const uint8_t* weights, size_t row_bytes, size_t r0, size_t nr, size_t n_cols,
-                               DecodeBuffer& buf) {
+                               DecodeBuffer& buf, size_t slot) {
   constexpr size_t kSubs = 256 / F::kSub;
-  constexpr size_t kOffs = F::kOffGroup ? 256 / F::kOffGroup : 0;
+  constexpr size_t kPairs = F::template kPairValues<Isa> ? 256 / F::template kPairValues<Isa> : 8;
   const size_t nsb = n_cols / 256;
   DecodedRows<R> rows;
   for (size_t r = 0; r < nr; ++r) {
     const uint8_t* row = weights + (r0 + r) * row_bytes;
-    uint8_t* codes = buf.codes() + r * n_cols;
-    float* d = buf.d() + r * nsb;
-    float* off = buf.off() + r * nsb * kOffs;
-    int32_t* scales = buf.scales() + r * nsb * kSubs;
+    uint8_t* codes = buf.codes() + (slot + r) * n_cols;
+    float* d = buf.d() + (slot + r) * nsb;
+    float* off = buf.off() + (slot + r) * nsb;
+    int32_t* scales = buf.scales() + (slot + r) * nsb * kSubs;
+    int32_t* coefs = buf.coefs() + (slot + r) * nsb * kPairs;
     for (size_t sb = 0; sb < nsb; ++sb) {
-      F::template unpack<Isa>(row + sb * F::kBytes, codes + 256 * sb, scales + kSubs * sb, d[sb], off + kOffs * sb);
+      F::template unpack<Isa>(row + sb * F::kBytes, codes + 256 * sb, scales + kSubs * sb, coefs + kPairs * sb, d[sb],
+                              off[sb]);
     }
     rows.codes[r] = codes;
     rows.d[r] = d;
     rows.off[r] = off;
     rows.scales[r] = scales;
+    rows.coefs[r] = coefs;
   }
   repeat_last_row(rows, nr);
   return rows;
 }
 
-// Rows [row_begin, row_end) of a K-format matmul from the q8k panels of `a`.
+// ---- the row loop -----------------------------------------------------------------------------------------
+// The two format families as the loop sees them: decode<R>(...) a row tile, compute<R, NV>(...) one tile.
+
 template <class Isa, class F>
-void matmul_tiled_q8k(const MatmulProblem& p, const QuantizedActivations& a, size_t row_begin, size_t row_end) {
+struct Q8Tiles {
+  template <int R>
+  static DecodedRows<R> decode(const uint8_t* weights, size_t row_bytes, size_t r0, size_t nr, size_t n_cols,
+                               DecodeBuffer& buf, size_t slot) {
+    return decode_rows_q8<Isa, F, R>(weights, row_bytes, r0, nr, n_cols, buf, slot);
+  }
+  template <int R, int NV>
+  static void compute(const DecodedRows<R>& rows, const QuantizedActivations& a, size_t t0, size_t n_cols,
+                      float (&out)[R][NV * Isa::Tile::kLanes]) {
+    const TokenTile<NV> x = token_tile<NV>(a, false, 0, t0, Isa::Tile::kLanes);
+    tile_q8<typename Isa::Tile, F, F::template kSigned<Isa>, F::template kCodeOffset<Isa>, R, NV>(rows, x, n_cols / 32,
+                                                                                                  out);
+  }
+};
+
+template <class Isa, class F>
+struct Q8kTiles {
+  template <int R>
+  static DecodedRows<R> decode(const uint8_t* weights, size_t row_bytes, size_t r0, size_t nr, size_t n_cols,
+                               DecodeBuffer& buf, size_t slot) {
+    return decode_rows_q8k<Isa, F, R>(weights, row_bytes, r0, nr, n_cols, buf, slot);
+  }
+  template <int R, int NV>
+  static void compute(const DecodedRows<R>& rows, const QuantizedActivations& a, size_t t0, size_t n_cols,
+                      float (&out)[R][NV * Isa::Tile::kLanes]) {
+    const TokenTile<NV> x = token_tile<NV>(a, true, F::template kPairValues<Isa>, t0, Isa::Tile::kLanes);
+    tile_q8k<typename Isa::Tile, F, F::template kSigned<Isa>, F::template kPairValues<Isa>, F::template kFold<Isa>, R,
+             NV>(rows, x, n_cols / 256, out);
+  }
+};
+
+// When the tokens' codes exceed kBlockBytes (128 tokens of an 8192-value row are 1 MiB: more than L2), rows
+// are taken kGroupTiles row tiles at a time and decoded once, and the tokens swept in blocks of about
+// kBlockBytes, each block across all tiles of the group, so that a block stays in L2 while every row of the
+// group uses it.
+inline constexpr size_t kGroupTiles = 4;
+inline constexpr size_t kBlockBytes = 256 * 1024;
+
+// Rows [row_begin, row_end) of the problem from the panels of `a`, format family `Tiles`.
+template <class Isa, class Tiles>
+void matmul_tiled(const MatmulProblem& p, const QuantizedActivations& a, size_t row_begin, size_t row_end) {
   using V = typename Isa::Tile;
   constexpr int R = V::kRows, NV = V::kVecs, L = V::kLanes;
+  constexpr size_t T = NV * L;  // tokens per tile
   static_assert(NV == 1 || NV == 2);
-  constexpr bool kSums32 = F::kOffGroup == 32;
   thread_local DecodeBuffer buf;
-  buf.reserve(R, p.n_cols);
-  const size_t nsb = p.n_cols / 256;
+  buf.reserve(kGroupTiles * R, p.n_cols);
   const size_t row_bytes = p.weights.size() / p.n_rows;
   const uint8_t* weights = weight_bytes(p);
-  for (size_t r0 = row_begin; r0 < row_end; r0 += R) {
-    const size_t nr = std::min<size_t>(R, row_end - r0);
-    const DecodedRows<R> rows = decode_rows_q8k<Isa, F, R>(weights, row_bytes, r0, nr, p.n_cols, buf);
-    const uint8_t* next = weights + (r0 + nr) * row_bytes;
-    const size_t next_bytes = std::min<size_t>(R, row_end - r0 - nr) * row_bytes;
-    const size_t n_tiles = (p.n_tokens + NV * L - 1) / (NV * L);
-    for (size_t t0 = 0; t0 < p.n_tokens; t0 += NV * L) {
-      const size_t nt = std::min<size_t>(NV * L, p.n_tokens - t0);
-      prefetch_part(next, next_bytes, t0 / (NV * L), n_tiles);
-      if (NV == 1 || nt > L) {
-        float out[R][NV * L];
-        tile_q8k<V, F, F::template kSigned<Isa>, R, NV>(rows, token_tile<NV>(a, true, kSums32, t0, L), nsb, out);
-        store_tile(out, nr, nt, p.y + t0 * p.n_rows + r0, p.n_rows);
-      } else {
-        float out[R][L];
-        tile_q8k<V, F, F::template kSigned<Isa>, R, 1>(rows, token_tile<1>(a, true, kSums32, t0, L), nsb, out);
-        store_tile(out, nr, nt, p.y + t0 * p.n_rows + r0, p.n_rows);
+  const size_t block_tokens = std::max(T, kBlockBytes / p.n_cols / T * T);
+  const size_t token_tiles = (p.n_tokens + T - 1) / T;
+  // When all tokens are one block, a group of one tile keeps its decoded rows in L1.
+  const size_t group_size = (p.n_tokens > block_tokens ? kGroupTiles : 1) * R;
+  for (size_t g0 = row_begin; g0 < row_end; g0 += group_size) {
+    const size_t group_rows = std::min(group_size, row_end - g0);
+    const size_t n_tiles = (group_rows + R - 1) / R;
+    DecodedRows<R> tiles[kGroupTiles];
+    for (size_t i = 0; i < n_tiles; ++i) {
+      const size_t nr = std::min<size_t>(R, group_rows - i * R);
+      tiles[i] = Tiles::template decode<R>(weights, row_bytes, g0 + i * R, nr, p.n_cols, buf, i * R);
+    }
+    // The next group's weights, a part per tile computed.
+    const uint8_t* next = weights + (g0 + group_rows) * row_bytes;
+    const size_t next_bytes = std::min(group_size, row_end - g0 - group_rows) * row_bytes;
+    size_t step = 0;
+    for (size_t tb = 0; tb < p.n_tokens; tb += block_tokens) {
+      const size_t tb_end = std::min(p.n_tokens, tb + block_tokens);
+      for (size_t i = 0; i < n_tiles; ++i) {
+        const size_t r0 = g0 + i * R;
+        const size_t nr = std::min<size_t>(R, group_rows - i * R);
+        for (size_t t0 = tb; t0 < tb_end; t0 += T) {
+          prefetch_part(next, next_bytes, step++, n_tiles * token_tiles);
+          const size_t nt = std::min(T, p.n_tokens - t0);
+          if (NV == 1 || nt > L) {
+            float out[R][T];
+            Tiles::template compute<R, NV>(tiles[i], a, t0, p.n_cols, out);
+            store_tile(out, nr, nt, p.y + t0 * p.n_rows + r0, p.n_rows);
+          } else {  // at most one vector of tokens left
+            float out[R][L];
+            Tiles::template compute<R, 1>(tiles[i], a, t0, p.n_cols, out);
+            store_tile(out, nr, nt, p.y + t0 * p.n_rows + r0, p.n_rows);
+          }
+        }
       }
     }
   }

@@ -35,6 +35,8 @@ struct Avx512Tile {
   static I bcast(const uint8_t* p) { return _mm512_set1_epi32(static_cast<int>(u32_at(p))); }
   static I dot(I acc, I u, I s) { return _mm512_dpbusd_epi32(acc, u, s); }
   static I mul_add(I acc, I a, int32_t k) { return _mm512_add_epi32(acc, _mm512_mullo_epi32(a, _mm512_set1_epi32(k))); }
+  static I madd_acc(I acc, I a, I b) { return _mm512_dpwssd_epi32(acc, a, b); }
+  static I set1(int32_t v) { return _mm512_set1_epi32(v); }
   static F zerof() { return _mm512_setzero_ps(); }
   static F loadf(const float* p) { return _mm512_loadu_ps(p); }
   static F set1f(float v) { return _mm512_set1_ps(v); }

@@ -1,0 +1,90 @@
+#include "bench/batched_bench/batched_params.h"
+
+#include <array>
+
+#include "bench/llama_bench/value_lists.h"
+#include "engine/context/context_flags.h"
+#include "engine/threading/placement_flags.h"
+
+namespace infertune {
+namespace {
+
+constexpr std::array kAliases{FlagAlias{"-npp", "--n-pp"}, FlagAlias{"-ntg", "--n-tg"}, FlagAlias{"-npl", "--n-pl"}};
+
+constexpr const char* kListGroup = "Test parameters (comma lists and ranges first-last+step / first-last*mult)";
+constexpr int kMaxTokens = 1 << 24;
+
+void add_list(CLI::App& app, const std::string& names, std::vector<std::string>& into, const std::string& help) {
+  app.add_option(names, into, help)
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->group(kListGroup);
+}
+
+// A list flag that was not given keeps its default; one that was must have every value in [low, high].
+Status assign_ints(const std::vector<std::string>& text, const char* flag, int low, int high, std::vector<int>& into) {
+  if (text.empty()) return {};
+  auto values = parse_int_list(text, flag);
+  if (!values) return values.error();
+  for (int v : *values) {
+    if (v < low || v > high) return fail("{}: {} is outside {}..{}", flag, v, low, high);
+  }
+  into = std::move(*values);
+  return {};
+}
+
+Result<BatchedOutput> parse_output(const std::string& text) {
+  for (BatchedOutput f : {BatchedOutput::markdown, BatchedOutput::json, BatchedOutput::jsonl, BatchedOutput::csv}) {
+    if (text == batched_output_name(f)) return f;
+  }
+  return fail("-o: unknown format '{}' (md, json, jsonl, csv)", text);
+}
+
+}  // namespace
+
+void add_batched_flags(CLI::App& app, BatchedFlagText& t, BatchedParams& p) {
+  p.context.type_k = p.context.type_v = GgmlType::F16;  // llama-batched-bench's default KV type
+  app.add_option("-m,--model", p.model, "GGUF model file")->required();
+  add_list(app, "--n-pp", t.n_pp, "-npp: prompt tokens per sequence (default 128,256,512)");
+  add_list(app, "--n-tg", t.n_tg, "-ntg: tokens generated per sequence (default 128,256)");
+  add_list(app, "--n-pl", t.n_pl, "-npl: sequences decoded in parallel (default 1,2,4,8,16,32)");
+  app.add_flag("--pps", p.shared_prompt, "The prompt is shared by all sequences: evaluated once, then copied");
+  app.add_option("-c,--ctx-size", t.n_ctx, "KV cells of the context (default 0: the largest N_KV of the run)")
+      ->check(CLI::Range(0, kMaxTokens));
+  add_context_flags(app, p.context);
+  add_placement_flags(app, p.placement);
+  app.add_flag("--no-mmap", t.no_mmap, "Read the model into memory instead of mapping it");
+  app.add_flag("--no-warmup", t.no_warmup, "Skip the untimed warmup decode");
+  app.add_option("-o,--output", t.output, "Output format: md, json, jsonl, csv (default md)");
+}
+
+Status resolve_batched_params(const BatchedFlagText& t, BatchedParams& p) {
+  if (Status s = assign_ints(t.n_pp, "-npp", 1, kMaxTokens, p.n_pp); !s) return s;
+  if (Status s = assign_ints(t.n_tg, "-ntg", 0, kMaxTokens, p.n_tg); !s) return s;
+  if (Status s = assign_ints(t.n_pl, "-npl", 1, static_cast<int>(kMaxSequences), p.n_pl); !s) return s;
+  auto output = parse_output(t.output);
+  if (!output) return output.error();
+  p.output = *output;
+  p.context.n_ctx = static_cast<uint32_t>(t.n_ctx);
+  p.use_mmap = !t.no_mmap;
+  p.warmup = !t.no_warmup;
+  return {};
+}
+
+const char* batched_output_name(BatchedOutput output) {
+  switch (output) {
+    case BatchedOutput::markdown:
+      return "md";
+    case BatchedOutput::json:
+      return "json";
+    case BatchedOutput::jsonl:
+      return "jsonl";
+    case BatchedOutput::csv:
+      break;
+  }
+  return "csv";
+}
+
+std::span<const FlagAlias> batched_flag_aliases() { return kAliases; }
+
+}  // namespace infertune

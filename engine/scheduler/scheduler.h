@@ -1,0 +1,89 @@
+#pragma once
+// Continuous batching over a Context: requests (prompt tokens, how many new tokens, sampling settings)
+// run in n_parallel slots (slot s is KV sequence s), each step one batch that mixes the running requests'
+// decode tokens with chunks of the prompts being computed. The decisions (admission, chunking, prefix
+// reuse, eviction and preemption when the cache is full) are SchedulerPlan's (scheduler_plan.h); this
+// class carries them out: KV sequence operations, Context::decode, sampling. At temperature 0 every
+// request's tokens are the ones it gets decoded alone.
+//
+//   auto ctx = Context::create(model, {.n_ctx = 4096, .n_batch = 512, .n_seq_max = 4});
+//   auto sched = Scheduler::create(*ctx, {.n_parallel = 4});
+//   for (auto& p : prompts) sched->submit({.prompt = p, .max_new_tokens = 64, .sampling = params});
+//   auto results = sched->run();              // [n requests] in id order
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/batch/batch.h"
+#include "engine/context/context.h"
+#include "engine/sampling/sampler_chain.h"
+#include "engine/sampling/sampling_params.h"
+#include "engine/scheduler/scheduler_plan.h"
+#include "kernels/result.h"
+
+namespace infertune {
+
+struct SchedulerParams {
+  uint32_t n_parallel = 1;  // -np: slots; at most the context's n_seq_max
+  bool stop_at_eos = true;  // end a request at the model's end-of-generation token (it is kept in the output)
+};
+
+struct GenerationRequest {
+  std::vector<int32_t> prompt;  // token ids
+  uint32_t max_new_tokens = 128;
+  SamplingParams sampling{};
+};
+
+struct GenerationResult {
+  RequestId id = 0;
+  std::vector<int32_t> tokens;  // the generated tokens
+};
+
+struct SchedulerStats {
+  uint64_t steps = 0;          // batches decoded
+  uint64_t decode_tokens = 0;  // one per running request per step
+  uint64_t prompt_tokens = 0;  // prompt (and recomputed) tokens evaluated
+  uint64_t reused_tokens = 0;  // prompt tokens taken from the cache by seq_cp instead of computed
+  uint64_t preemptions = 0;
+  uint64_t evictions = 0;  // idle slots' cached tokens dropped for room
+};
+
+class Scheduler {
+ public:
+  // `ctx` must outlive the Scheduler and is used by nothing else meanwhile; sequences 0 .. n_parallel - 1
+  // are cleared. Errors when n_parallel is 0 or above ctx.n_seq_max(), or above ctx.n_batch().
+  static Result<Scheduler> create(Context& ctx, const SchedulerParams& params);
+
+  // Queues a request; ids count up from 0 in submission order. Errors on an empty prompt, a token outside
+  // the vocabulary, 0 new tokens, bad sampling settings, or a request that would not fit the cache alone.
+  Result<RequestId> submit(GenerationRequest request);
+
+  // One step: frees cells (evicts or preempts) or decodes one batch. False when nothing is left to do.
+  // An error (a failed decode) leaves the scheduler unusable.
+  Result<bool> step();
+  // Steps until every request finished; returns the requests that finished, in id order.
+  Result<std::vector<GenerationResult>> run();
+  // The requests finished so far and not yet taken, in the order they finished.
+  std::vector<GenerationResult> take_finished();
+
+  const SchedulerStats& stats() const { return stats_; }
+  const SchedulerPlan& plan() const { return plan_; }
+
+ private:
+  Scheduler(Context& ctx, SchedulerPlan plan, const SchedulerParams& params);
+  Status apply_admissions(const Step& step);
+  Status decode_and_sample(const Step& step);
+
+  Context* ctx_;
+  SchedulerPlan plan_;
+  SchedulerParams params_;
+  std::optional<int32_t> eos_;
+  std::unordered_map<RequestId, SamplerChain> samplers_;  // per request: survives preemption
+  std::vector<GenerationResult> finished_;
+  Batch batch_;
+  std::vector<size_t> logits_index_;  // [step.chunks.size()] batch index of the chunk's sampled token
+  SchedulerStats stats_;
+};
+
+}  // namespace infertune

@@ -1,0 +1,66 @@
+#include "sweeps/plan/memory_model.h"
+
+#include <algorithm>
+
+#include "engine/context/kv_storage.h"
+
+namespace infertune {
+
+namespace {
+
+// A tensor's bytes in `type` when its rows are whole blocks of it and it is a matrix (norm gains and other
+// vectors keep their type, as quantizers leave them); otherwise as stored.
+uint64_t bytes_as(const GgufTensorInfo& t, GgmlType type) {
+  if (t.dims.size() < 2 || t.dims[0] == 0) return t.n_bytes;
+  const auto row = ggml_row_bytes(type, t.dims[0]);
+  return row ? *row * (t.n_elements / t.dims[0]) : t.n_bytes;
+}
+
+}  // namespace
+
+Result<ModelShape> model_shape(const GgufFile& file, std::optional<GgmlType> quant_type) {
+  auto config = read_model_config(file);
+  if (!config) return config.error();
+  ModelShape shape{.config = std::move(*config)};
+  uint64_t stored = 0;
+  for (const GgufTensorInfo& t : file.tensors()) {
+    stored += t.n_bytes;
+    shape.tensor_bytes += quant_type ? bytes_as(t, *quant_type) : t.n_bytes;
+  }
+  shape.file_bytes = file.file_size() - stored + shape.tensor_bytes;
+  return shape;
+}
+
+Result<ModelShape> read_model_shape(const std::string& path, std::optional<GgmlType> quant_type) {
+  auto file = GgufFile::open(path);
+  if (!file) return file.error();
+  return model_shape(*file, quant_type);
+}
+
+uint64_t forward_scratch_bytes(const ModelConfig& c, uint64_t n_tokens) {
+  // x, xn, proj [n_embd]; q, k, v, attn; gate, up [n_ff]: per token, as ForwardScratch::reserve.
+  const uint64_t per_token = 3ull * c.n_embd + c.q_dim() + c.k_dim() + c.v_dim() + c.attn_out_dim() + 2ull * c.n_ff;
+  return per_token * n_tokens * sizeof(float);
+}
+
+Result<MemoryPrediction> predict_memory(const ModelShape& model, const MemoryInputs& in) {
+  const ModelConfig& c = model.config;
+  const KvLayout layout{.n_layers = c.n_layers,
+                        .n_cells = in.n_ctx,
+                        .n_head_kv = c.n_head_kv,
+                        .head_dim_k = c.head_dim,
+                        .head_dim_v = c.head_dim_v,
+                        .type_k = in.type_k,
+                        .type_v = in.type_v};
+  auto per_cell = kv_bytes_per_cell(layout);
+  if (!per_cell) return per_cell.error();
+  MemoryPrediction p;
+  p.weights = in.use_mmap ? model.tensor_bytes : model.file_bytes;
+  p.kv = static_cast<uint64_t>(*per_cell) * in.n_ctx;
+  // Context::decode reserves the scratch for its largest piece: min(batch tokens, n_ubatch <= n_batch).
+  const uint64_t piece = std::max<uint64_t>(1, std::min({in.max_decode_tokens, in.n_ubatch, in.n_batch}));
+  p.compute = forward_scratch_bytes(c, piece) + uint64_t(in.n_outputs) * c.n_vocab * sizeof(float);
+  return p;
+}
+
+}  // namespace infertune

@@ -1,0 +1,58 @@
+#pragma once
+// Predicts the memory a trial needs before running it, so a sweep can skip the configurations that cannot
+// fit (--max-mem): the weights, the KV cache and the compute buffers.
+//   weights: the GGUF tensor table's bytes (memory-mapped: the pages read are the tensor data) or the
+//            whole file (--no-mmap reads it into memory); for a quantization variant of a base model, the
+//            base's tensors re-sized in the target type (matrices whose rows are whole blocks of it).
+//   KV:      the engine's own accounting (kv_bytes_per_cell, engine/context/kv_storage.h) x n_ctx cells.
+//   compute: the forward pass's activations for the largest piece a decode evaluates (the buffers of
+//            ForwardScratch::reserve, engine/arch/forward.h) plus the logits kept. Not counted: the
+//            attention kernels' per-thread tiles and the quantized copy of the activations (both small
+//            next to the above), the thread stacks and the allocator's overhead.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "engine/gguf/gguf_file.h"
+#include "engine/model/model_config.h"
+#include "kernels/ggml_type.h"
+#include "kernels/result.h"
+
+namespace infertune {
+
+// What the memory model needs to know about a model (read from its GGUF header, no weights loaded).
+struct ModelShape {
+  ModelConfig config;
+  uint64_t tensor_bytes = 0;  // all tensor data as stored (or as it would be in the variant's type)
+  uint64_t file_bytes = 0;    // the whole file (for the variant: the base's overhead + tensor_bytes)
+};
+
+// `quant_type`: the shape of the variant of `file` with its weight matrices in that type.
+Result<ModelShape> model_shape(const GgufFile& file, std::optional<GgmlType> quant_type = std::nullopt);
+Result<ModelShape> read_model_shape(const std::string& path, std::optional<GgmlType> quant_type = std::nullopt);
+
+struct MemoryInputs {
+  uint32_t n_ctx = 0;
+  uint32_t n_batch = 2048;
+  uint32_t n_ubatch = 512;
+  uint32_t max_decode_tokens = 1;  // the most tokens the workload hands one decode
+  uint32_t n_outputs = 1;          // logits rows one decode keeps
+  GgmlType type_k = GgmlType::F16;
+  GgmlType type_v = GgmlType::F16;
+  bool use_mmap = true;
+};
+
+struct MemoryPrediction {
+  uint64_t weights = 0;
+  uint64_t kv = 0;
+  uint64_t compute = 0;
+  uint64_t total() const { return weights + kv + compute; }
+};
+
+// Errors when the KV types do not fit the model's head sizes (the engine would refuse the context).
+Result<MemoryPrediction> predict_memory(const ModelShape& model, const MemoryInputs& in);
+
+// The bytes ForwardScratch::reserve(config, n_tokens) allocates for its float buffers.
+uint64_t forward_scratch_bytes(const ModelConfig& config, uint64_t n_tokens);
+
+}  // namespace infertune

@@ -1,0 +1,387 @@
+#include "sweeps/spec/sweep_spec.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <string_view>
+
+#include "bench/llama_bench/value_lists.h"
+#include "engine/context/flash_attention.h"
+#include "engine/context/kv_storage.h"
+#include "kernels/ggml_type.h"
+#include "sweeps/store/stable_hash.h"
+
+namespace infertune {
+
+namespace {
+
+constexpr std::array<std::string_view, 25> kSpecKeys{
+    "models",     "base_model", "quant_types", "n_gpu_layers", "threads",  "threads_batch", "numa",
+    "cpu_mask",   "ctx_size",   "batch_size",  "ubatch_size",  "parallel", "cache_type_k",  "cache_type_v",
+    "flash_attn", "mmap",       "n_prompt",    "n_gen",        "pg",       "depth",         "batched",
+    "max_mem",    "min_ctx",    "time_budget", "order"};
+
+// A generous cap on token counts and sizes: a typo is an error, not a sweep that cannot run.
+constexpr int kMaxTokens = 1 << 22;
+
+const SpecEntry* find(const SpecText& t, const std::string& key) {
+  auto it = t.entries.find(key);
+  return it == t.entries.end() || it->second.values.empty() ? nullptr : &it->second;
+}
+
+// A single-valued key: exactly one occurrence without commas.
+Result<std::string> single(const SpecEntry& e) {
+  if (e.values.size() != 1 || e.values[0].find(',') != std::string::npos) {
+    return fail("{}: takes one value, not a list", e.where);
+  }
+  return e.values[0];
+}
+
+Status ints(const SpecText& t, const std::string& key, std::vector<int>& into, int min, int max,
+            bool allow_negative = false) {
+  const SpecEntry* e = find(t, key);
+  if (!e) return {};
+  auto values = parse_int_list(e->values, e->where, allow_negative);
+  if (!values) return values.error();
+  for (int v : *values) {
+    if (v < min || v > max) return fail("{}: {} is outside {}..{}", e->where, v, min, max);
+  }
+  into = std::move(*values);
+  return {};
+}
+
+// Word lists checked and spelled canonically by `canon` (nullopt: not accepted, with `accepted` in the error).
+template <class Canon>
+Status words(const SpecText& t, const std::string& key, std::vector<std::string>& into, Canon canon,
+             std::string_view accepted) {
+  const SpecEntry* e = find(t, key);
+  if (!e) return {};
+  auto values = parse_word_list(e->values, e->where);
+  if (!values) return values.error();
+  into.clear();
+  for (const auto& v : *values) {
+    std::optional<std::string> c = canon(v);
+    if (!c) return fail("{}: '{}' is not one of {}", e->where, v, accepted);
+    into.push_back(*c);
+  }
+  return {};
+}
+
+std::optional<std::string> kv_canon(const std::string& v) {
+  auto type = kv_type_from_name(v);
+  if (!type) return std::nullopt;
+  return std::string(ggml_type_name(*type));
+}
+
+std::optional<std::string> fa_canon(const std::string& v) {
+  auto mode = flash_attention_from_name(v);
+  if (!mode) return std::nullopt;
+  return std::string(flash_attention_name(*mode));
+}
+
+std::optional<std::string> numa_canon(const std::string& v) {
+  for (std::string_view m : {"none", "distribute", "isolate", "numactl"}) {
+    if (v == m) return v;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> quant_canon(const std::string& v) {
+  auto type = ggml_type_from_name(v);
+  if (!type) return std::nullopt;
+  return std::string(ggml_type_name(*type));
+}
+
+std::optional<std::string> any_word(const std::string& v) { return v; }
+
+Result<int> parse_count(std::string_view text, std::string_view where, std::string_view what) {
+  int v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < 0 || v > kMaxTokens) {
+    return fail("{}: {} '{}' is not a token count 0..{}", where, what, text, kMaxTokens);
+  }
+  return v;
+}
+
+// --batched NP_LIST:PP,TG, e.g. "1,2,4:128,64": one Batched workload per np value.
+Status add_batched(const std::string& text, const std::string& where, std::vector<Workload>& into) {
+  const auto colon = text.find(':');
+  if (colon == std::string::npos) return fail("{}: '{}' is not NP_LIST:PP,TG (e.g. 1,2,4:128,64)", where, text);
+  auto nps = parse_int_list({text.substr(0, colon)}, where);
+  if (!nps) return nps.error();
+  auto pair = parse_pair_list({text.substr(colon + 1)}, where);
+  if (!pair) return pair.error();
+  const auto [pp, tg] = pair->front();
+  if (pp > kMaxTokens || tg > kMaxTokens) return fail("{}: {},{} is too large", where, pp, tg);
+  for (int np : *nps) {
+    if (np < 1 || np > 256) return fail("{}: np {} is outside 1..256", where, np);
+    into.push_back({.kind = WorkloadKind::Batched, .n_prompt = pp, .n_gen = tg, .n_parallel = np});
+  }
+  return {};
+}
+
+// The flat keys (bench's -p, -n, -pg, -d, and --batched) as workloads: every depth for each pp/tg/pg.
+Status flat_workloads(const SpecText& t, std::vector<Workload>& into) {
+  std::vector<int> pp, tg, depth{0};
+  if (Status s = ints(t, "n_prompt", pp, 0, kMaxTokens); !s) return s;
+  if (Status s = ints(t, "n_gen", tg, 0, kMaxTokens); !s) return s;
+  if (Status s = ints(t, "depth", depth, 0, kMaxTokens); !s) return s;
+  std::vector<std::pair<int, int>> pg;
+  if (const SpecEntry* e = find(t, "pg")) {
+    auto pairs = parse_pair_list(e->values, e->where);
+    if (!pairs) return pairs.error();
+    pg = std::move(*pairs);
+  }
+  for (int d : depth) {
+    for (int n : pp) {
+      if (n > 0) into.push_back({.kind = WorkloadKind::Prompt, .n_prompt = n, .depth = d});
+    }
+    for (int n : tg) {
+      if (n > 0) into.push_back({.kind = WorkloadKind::Generate, .n_gen = n, .depth = d});
+    }
+    for (auto [p, g] : pg)
+      into.push_back({.kind = WorkloadKind::PromptGenerate, .n_prompt = p, .n_gen = g, .depth = d});
+  }
+  if (const SpecEntry* e = find(t, "batched")) {
+    for (const auto& v : e->values) {
+      if (Status s = add_batched(v, e->where, into); !s) return s;
+    }
+  }
+  return {};
+}
+
+// One item of the YAML `workloads:` list: {pp: 512}, {tg: 128}, {pp: 512, tg: 128, depth: 4096},
+// {np: "1,2,4", pp: 128, tg: 64} (batched).
+Status listed_workload(const SpecText::WorkloadText& w, std::vector<Workload>& into) {
+  int pp = 0, tg = 0, depth = 0;
+  for (const auto& [key, value] : w.fields) {
+    if (key != "pp" && key != "tg" && key != "depth" && key != "np") {
+      return fail("{}: unknown workload key '{}' (pp, tg, depth, np)", w.where, key);
+    }
+    if (key == "np") continue;
+    auto n = parse_count(value, w.where, key);
+    if (!n) return n.error();
+    (key == "pp" ? pp : key == "tg" ? tg : depth) = *n;
+  }
+  if (auto np = w.fields.find("np"); np != w.fields.end()) {
+    if (depth != 0) return fail("{}: a batched workload (np) takes no depth", w.where);
+    return add_batched(fmt::format("{}:{},{}", np->second, pp, tg), w.where, into);
+  }
+  if (pp == 0 && tg == 0) return fail("{}: a workload needs pp or tg (or both) > 0", w.where);
+  const WorkloadKind kind = pp > 0 && tg > 0 ? WorkloadKind::PromptGenerate
+                            : pp > 0         ? WorkloadKind::Prompt
+                                             : WorkloadKind::Generate;
+  into.push_back({.kind = kind, .n_prompt = pp, .n_gen = tg, .depth = depth});
+  return {};
+}
+
+Status workloads(const SpecText& t, SweepSpec& s) {
+  s.workloads.clear();
+  for (const auto& w : t.workloads) {
+    if (Status st = listed_workload(w, s.workloads); !st) return st;
+  }
+  if (Status st = flat_workloads(t, s.workloads); !st) return st;
+  if (s.workloads.empty()) {  // bench's defaults
+    s.workloads.push_back({.kind = WorkloadKind::Prompt, .n_prompt = 512});
+    s.workloads.push_back({.kind = WorkloadKind::Generate, .n_gen = 128});
+  }
+  return {};
+}
+
+Status models(const SpecText& t, SweepSpec& s) {
+  if (const SpecEntry* e = find(t, "models")) {
+    auto files = parse_word_list(e->values, e->where);
+    if (!files) return files.error();
+    s.models = std::move(*files);
+  }
+  if (const SpecEntry* e = find(t, "base_model")) {
+    auto base = single(*e);
+    if (!base) return base.error();
+    s.base_model = *base;
+  }
+  if (Status st = words(t, "quant_types", s.quant_types, quant_canon, "the ggml types (q4_0, q8_0, q4_K, f16, ...)");
+      !st)
+    return st;
+  const bool has_base = !s.base_model.empty();
+  if (!s.models.empty() && has_base) return fail("{}: give models or base_model, not both", find(t, "models")->where);
+  if (has_base && s.quant_types.empty()) return fail("{}: base_model needs quant_types", find(t, "base_model")->where);
+  if (!has_base && !s.quant_types.empty())
+    return fail("{}: quant_types needs base_model", find(t, "quant_types")->where);
+  if (s.models.empty() && !has_base) return fail("no model: give models (-m) or base_model with quant_types");
+  return {};
+}
+
+Status order(const SpecEntry& e, SweepSpec& s) {
+  auto text = single(e);
+  if (!text) return text.error();
+  std::string_view v = *text;
+  if (v == "grouped") {
+    s.order = TrialOrder::Grouped;
+  } else if (v == "interleaved") {
+    s.order = TrialOrder::Interleaved;
+  } else if (v == "random" || v.starts_with("random:") || (v.starts_with("random(") && v.ends_with(")"))) {
+    s.order = TrialOrder::Random;
+    if (v.size() > 6) {
+      const std::string_view digits = v.substr(7, v.size() - 7 - (v.back() == ')' ? 1 : 0));
+      auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), s.seed);
+      if (ec != std::errc() || end != digits.data() + digits.size()) {
+        return fail("{}: random seed '{}' is not a non-negative integer", e.where, digits);
+      }
+    }
+  } else {
+    return fail("{}: '{}' is not grouped, interleaved, random or random:SEED", e.where, v);
+  }
+  return {};
+}
+
+Status constraints(const SpecText& t, SweepSpec& s) {
+  if (const SpecEntry* e = find(t, "max_mem")) {
+    auto text = single(*e);
+    if (!text) return text.error();
+    auto bytes = parse_byte_size(*text, e->where);
+    if (!bytes) return bytes.error();
+    s.max_mem_bytes = *bytes;
+  }
+  if (const SpecEntry* e = find(t, "min_ctx")) {
+    std::vector<int> v;
+    if (Status st = ints(t, "min_ctx", v, 0, kMaxTokens); !st) return st;
+    if (v.size() != 1) return fail("{}: takes one value, not a list", e->where);
+    s.min_ctx = v[0];
+  }
+  if (const SpecEntry* e = find(t, "time_budget")) {
+    auto text = single(*e);
+    if (!text) return text.error();
+    auto seconds = parse_duration_s(*text, e->where);
+    if (!seconds) return seconds.error();
+    s.time_budget_s = *seconds;
+  }
+  if (const SpecEntry* e = find(t, "order")) return order(*e, s);
+  return {};
+}
+
+Status dimensions(const SpecText& t, SweepSpec& s) {
+  if (Status st = ints(t, "n_gpu_layers", s.n_gpu_layers, -1, 100000, true); !st) return st;
+  if (Status st = ints(t, "threads", s.threads, 0, 4096); !st) return st;
+  if (Status st = ints(t, "threads_batch", s.threads_batch, 0, 4096); !st) return st;
+  if (Status st = words(t, "numa", s.numa, numa_canon, "none, distribute, isolate, numactl"); !st) return st;
+  if (Status st = words(t, "cpu_mask", s.cpu_mask, any_word, ""); !st) return st;
+  if (Status st = ints(t, "ctx_size", s.ctx_size, 0, kMaxTokens); !st) return st;
+  if (Status st = ints(t, "batch_size", s.batch_size, 1, kMaxTokens); !st) return st;
+  if (Status st = ints(t, "ubatch_size", s.ubatch_size, 1, kMaxTokens); !st) return st;
+  if (Status st = ints(t, "parallel", s.parallel, 1, 256); !st) return st;
+  constexpr std::string_view kKv = "f32, f16, bf16, q8_0, q4_0";
+  if (Status st = words(t, "cache_type_k", s.cache_type_k, kv_canon, kKv); !st) return st;
+  if (Status st = words(t, "cache_type_v", s.cache_type_v, kv_canon, kKv); !st) return st;
+  if (Status st = words(t, "flash_attn", s.flash_attn, fa_canon, "on, off, auto"); !st) return st;
+  if (const SpecEntry* e = find(t, "mmap")) {
+    auto v = parse_bool_list(e->values, e->where);
+    if (!v) return v.error();
+    s.mmap = std::move(*v);
+  }
+  return {};
+}
+
+}  // namespace
+
+bool is_spec_key(std::string_view key) { return std::ranges::find(kSpecKeys, key) != kSpecKeys.end(); }
+
+std::string Workload::name() const {
+  switch (kind) {
+    case WorkloadKind::Prompt:
+      return depth ? fmt::format("pp{}@d{}", n_prompt, depth) : fmt::format("pp{}", n_prompt);
+    case WorkloadKind::Generate:
+      return depth ? fmt::format("tg{}@d{}", n_gen, depth) : fmt::format("tg{}", n_gen);
+    case WorkloadKind::PromptGenerate:
+      return depth ? fmt::format("pp{}+tg{}@d{}", n_prompt, n_gen, depth) : fmt::format("pp{}+tg{}", n_prompt, n_gen);
+    case WorkloadKind::Batched:
+      return fmt::format("batched np{} pp{}+tg{}", n_parallel, n_prompt, n_gen);
+  }
+  return "?";
+}
+
+nlohmann::json Workload::to_json() const {
+  static constexpr std::array<const char*, 4> kKinds{"pp", "tg", "pp+tg", "batched"};
+  return {{"kind", kKinds[static_cast<size_t>(kind)]},
+          {"n_prompt", n_prompt},
+          {"n_gen", n_gen},
+          {"depth", depth},
+          {"n_parallel", n_parallel}};
+}
+
+nlohmann::json SweepSpec::to_json() const {
+  nlohmann::json j;
+  j["models"] = models;
+  j["base_model"] = base_model;
+  j["quant_types"] = quant_types;
+  j["n_gpu_layers"] = n_gpu_layers;
+  j["threads"] = threads;
+  j["threads_batch"] = threads_batch;
+  j["numa"] = numa;
+  j["cpu_mask"] = cpu_mask;
+  j["ctx_size"] = ctx_size;
+  j["batch_size"] = batch_size;
+  j["ubatch_size"] = ubatch_size;
+  j["parallel"] = parallel;
+  j["cache_type_k"] = cache_type_k;
+  j["cache_type_v"] = cache_type_v;
+  j["flash_attn"] = flash_attn;
+  j["mmap"] = mmap;
+  j["workloads"] = nlohmann::json::array();
+  for (const auto& w : workloads) j["workloads"].push_back(w.to_json());
+  j["max_mem_bytes"] = max_mem_bytes ? nlohmann::json(*max_mem_bytes) : nlohmann::json(nullptr);
+  j["min_ctx"] = min_ctx;
+  j["time_budget_s"] = time_budget_s ? nlohmann::json(*time_budget_s) : nlohmann::json(nullptr);
+  static constexpr std::array<const char*, 3> kOrders{"grouped", "interleaved", "random"};
+  j["order"] = kOrders[static_cast<size_t>(order)];
+  j["seed"] = seed;
+  return j;
+}
+
+std::string SweepSpec::hash() const { return config_hash(to_json()); }
+
+Result<SweepSpec> resolve_spec(const SpecText& text) {
+  for (const auto& [key, entry] : text.entries) {
+    if (!is_spec_key(key)) return fail("{}: unknown key '{}'", entry.where, key);
+  }
+  SweepSpec s;
+  if (Status st = models(text, s); !st) return st.error();
+  if (Status st = dimensions(text, s); !st) return st.error();
+  if (Status st = workloads(text, s); !st) return st.error();
+  if (Status st = constraints(text, s); !st) return st.error();
+  return s;
+}
+
+Result<uint64_t> parse_byte_size(std::string_view text, std::string_view where) {
+  double value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  std::string_view unit(end, text.data() + text.size() - end);
+  if (!unit.empty() && (unit.back() == 'B' || unit.back() == 'b')) unit.remove_suffix(1);
+  if (unit.size() == 2 && unit.back() == 'i') unit.remove_suffix(1);
+  const std::string_view units = "KMGT";
+  double scale = 1;
+  if (unit.size() == 1 && units.find(static_cast<char>(std::toupper(unit[0]))) != std::string_view::npos) {
+    scale = std::pow(1024.0, 1 + units.find(static_cast<char>(std::toupper(unit[0]))));
+  } else if (!unit.empty()) {
+    ec = std::errc::invalid_argument;
+  }
+  if (ec != std::errc() || !(value > 0) || value * scale > 1e18) {
+    return fail("{}: '{}' is not a memory size (bytes, or with K, M, G, T: 8G, 512MiB)", where, text);
+  }
+  return static_cast<uint64_t>(value * scale);
+}
+
+Result<double> parse_duration_s(std::string_view text, std::string_view where) {
+  double value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  const std::string_view unit(end, text.data() + text.size() - end);
+  const double scale = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : 0;
+  if (ec != std::errc() || scale == 0 || !(value > 0)) {
+    return fail("{}: '{}' is not a duration (seconds, or 90s, 30m, 2h)", where, text);
+  }
+  return value * scale;
+}
+
+}  // namespace infertune

@@ -1,0 +1,94 @@
+#pragma once
+// What a sweep measures: the values of every dimension, the workloads, and the constraints. Read from a
+// YAML spec (spec_yaml.h) or from flags (spec_flags.h), both going through resolve_spec, so the two accept
+// the same dimension names, lists and ranges (bench/llama_bench/value_lists.h) and give the same SweepSpec.
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/result.h"
+
+namespace infertune {
+
+enum class WorkloadKind { Prompt, Generate, PromptGenerate, Batched };
+
+// One measured task. Prompt/Generate/PromptGenerate run with `depth` tokens already cached; Batched runs
+// `n_parallel` sequences at once, each a prompt of n_prompt then n_gen generated tokens.
+struct Workload {
+  WorkloadKind kind = WorkloadKind::Prompt;
+  int n_prompt = 0;
+  int n_gen = 0;
+  int depth = 0;
+  int n_parallel = 1;        // Batched only (the -np dimension applies to the others)
+  std::string name() const;  // "pp512", "tg128", "pp512+tg128", "pp512@d4096", "batched np4 pp128+tg64"
+  nlohmann::json to_json() const;
+};
+
+enum class TrialOrder { Grouped, Interleaved, Random };
+
+struct SweepSpec {
+  // Either model files, or one base model and the quantization types to produce from it.
+  std::vector<std::string> models;
+  std::string base_model;
+  std::vector<std::string> quant_types;
+  // Dimensions (each at least one value; the defaults are bench's).
+  std::vector<int> n_gpu_layers{0};
+  std::vector<int> threads{0};        // 0: the number of physical cores
+  std::vector<int> threads_batch{0};  // 0: as threads
+  std::vector<std::string> numa{"none"};
+  std::vector<std::string> cpu_mask{"0x0"};
+  std::vector<int> ctx_size{0};  // 0: just what the workload needs
+  std::vector<int> batch_size{2048};
+  std::vector<int> ubatch_size{512};
+  std::vector<int> parallel{1};
+  std::vector<std::string> cache_type_k{"f16"};
+  std::vector<std::string> cache_type_v{"f16"};
+  std::vector<std::string> flash_attn{"auto"};
+  std::vector<bool> mmap{true};
+  std::vector<Workload> workloads;
+  // Constraints.
+  std::optional<uint64_t> max_mem_bytes;  // --max-mem
+  int min_ctx = 0;                        // --min-ctx: trials with a smaller context are skipped
+  std::optional<double> time_budget_s;    // for the whole sweep (the runner enforces it)
+  TrialOrder order = TrialOrder::Grouped;
+  uint64_t seed = 0;  // --order random:SEED
+
+  // Canonical form: every field, sorted keys; its config_hash is the spec hash.
+  nlohmann::json to_json() const;
+  std::string hash() const;
+};
+
+// A dimension's values as text, with where they came from for errors ("-t" or "spec.yaml:4: threads").
+struct SpecEntry {
+  std::vector<std::string> values;  // occurrences, each a comma list (as a repeated flag)
+  std::string where;
+};
+
+// Everything a spec source gave, keyed by the dimension's YAML name (see kSpecKeys in sweep_spec.cpp).
+struct SpecText {
+  std::map<std::string, SpecEntry> entries;
+  // Workloads given one by one (the YAML `workloads:` list): each a map of pp/tg/depth/np text.
+  struct WorkloadText {
+    std::map<std::string, std::string> fields;
+    std::string where;
+  };
+  std::vector<WorkloadText> workloads;
+};
+
+// Checks and expands the text: lists, ranges, names of KV types, -fa and --numa modes, sizes ("8G"),
+// durations ("30m"). Errors name the flag or YAML line and key.
+Result<SweepSpec> resolve_spec(const SpecText& text);
+
+// "8G", "512M", "1.5GiB", "123456" (bytes); K/M/G/T are powers of 1024.
+Result<uint64_t> parse_byte_size(std::string_view text, std::string_view where);
+// "90", "90s", "30m", "2h".
+Result<double> parse_duration_s(std::string_view text, std::string_view where);
+
+// Every YAML key resolve_spec knows (unknown keys are errors).
+bool is_spec_key(std::string_view key);
+
+}  // namespace infertune

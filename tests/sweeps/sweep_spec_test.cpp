@@ -1,0 +1,165 @@
+// The sweep spec: YAML and flags give the same SweepSpec, lists and ranges expand as in bench, errors name
+// the YAML line and key or the flag, and the spec hash depends on the settings only.
+#include <gtest/gtest.h>
+
+#include "sweeps/spec/spec_flags.h"
+#include "sweeps/spec/spec_yaml.h"
+#include "sweeps/spec/sweep_spec.h"
+
+namespace infertune {
+namespace {
+
+Result<SweepSpec> from_yaml(const std::string& yaml) {
+  auto text = parse_spec_yaml(yaml, "spec.yaml");
+  if (!text) return text.error();
+  return resolve_spec(*text);
+}
+
+Result<SweepSpec> from_flags(const std::map<std::string, std::vector<std::string>>& values) {
+  return resolve_spec(merge_spec_flags({}, SpecFlagText{values}));
+}
+
+constexpr const char* kYaml = R"(models: [a.gguf, b.gguf]
+threads: 1-4
+batch_size: [256, 512-2048*2]
+cache_type_k: [F16, q8_0]
+flash_attn: [on, off]
+mmap: [1, 0]
+workloads:
+  - {pp: 512}
+  - {pp: 64, tg: 16, depth: 1024}
+  - {np: [1, 4], pp: 128, tg: 32}
+max_mem: 1.5G
+min_ctx: 256
+time_budget: 30m
+order: random:7
+)";
+
+TEST(SweepSpec, YamlExpandsListsAndRanges) {
+  auto spec = from_yaml(kYaml);
+  ASSERT_TRUE(spec) << spec.error().message;
+  EXPECT_EQ(spec->models, (std::vector<std::string>{"a.gguf", "b.gguf"}));
+  EXPECT_EQ(spec->threads, (std::vector<int>{1, 2, 3, 4}));
+  EXPECT_EQ(spec->batch_size, (std::vector<int>{256, 512, 1024, 2048}));
+  EXPECT_EQ(spec->cache_type_k, (std::vector<std::string>{"f16", "q8_0"}));  // canonical spelling
+  EXPECT_EQ(spec->cache_type_v, (std::vector<std::string>{"f16"}));          // bench's default
+  EXPECT_EQ(spec->flash_attn, (std::vector<std::string>{"on", "off"}));
+  EXPECT_EQ(spec->mmap, (std::vector<bool>{true, false}));
+  ASSERT_EQ(spec->workloads.size(), 4u);
+  EXPECT_EQ(spec->workloads[0].name(), "pp512");
+  EXPECT_EQ(spec->workloads[1].name(), "pp64+tg16@d1024");
+  EXPECT_EQ(spec->workloads[2].name(), "batched np1 pp128+tg32");
+  EXPECT_EQ(spec->workloads[3].name(), "batched np4 pp128+tg32");
+  EXPECT_EQ(spec->max_mem_bytes, uint64_t(1.5 * 1024 * 1024 * 1024));
+  EXPECT_EQ(spec->min_ctx, 256);
+  EXPECT_EQ(spec->time_budget_s, 1800.0);
+  EXPECT_EQ(spec->order, TrialOrder::Random);
+  EXPECT_EQ(spec->seed, 7u);
+}
+
+TEST(SweepSpec, FlagsGiveTheSameSpecAsYaml) {
+  auto yaml = from_yaml(kYaml);
+  ASSERT_TRUE(yaml) << yaml.error().message;
+  auto flags = from_flags({{"models", {"a.gguf,b.gguf"}},
+                           {"threads", {"1-4"}},
+                           {"batch_size", {"256", "512-2048*2"}},
+                           {"cache_type_k", {"f16,q8_0"}},
+                           {"flash_attn", {"on,off"}},
+                           {"mmap", {"1,0"}},
+                           {"n_prompt", {"512"}},
+                           {"batched", {"1,4:128,32"}},
+                           {"max_mem", {"1536M"}},
+                           {"min_ctx", {"256"}},
+                           {"time_budget", {"1800"}},
+                           {"order", {"random(7)"}}});
+  ASSERT_TRUE(flags) << flags.error().message;
+  // The flat workload keys cannot say "pp64+tg16 at depth 1024 only"; compare without that one.
+  auto expected = *yaml;
+  expected.workloads.erase(expected.workloads.begin() + 1);
+  EXPECT_EQ(flags->to_json(), expected.to_json());
+  EXPECT_EQ(flags->hash(), expected.hash());
+}
+
+TEST(SweepSpec, HashIgnoresKeyOrderButNotValues) {
+  auto a = from_yaml("models: m.gguf\nthreads: [1, 2]\nbatch_size: 256\n");
+  auto b = from_yaml("batch_size: 256\nthreads: 1,2\nmodels: [m.gguf]\n");
+  auto c = from_yaml("models: m.gguf\nthreads: [1, 3]\nbatch_size: 256\n");
+  ASSERT_TRUE(a && b && c);
+  EXPECT_EQ(a->hash(), b->hash());
+  EXPECT_NE(a->hash(), c->hash());
+  EXPECT_EQ(a->hash().size(), 16u);
+}
+
+TEST(SweepSpec, DefaultWorkloadsAreBenchs) {
+  auto spec = from_yaml("models: m.gguf\n");
+  ASSERT_TRUE(spec);
+  ASSERT_EQ(spec->workloads.size(), 2u);
+  EXPECT_EQ(spec->workloads[0].name(), "pp512");
+  EXPECT_EQ(spec->workloads[1].name(), "tg128");
+}
+
+TEST(SweepSpec, FlatWorkloadsRunAtEveryDepth) {
+  auto spec = from_flags({{"models", {"m.gguf"}}, {"n_prompt", {"128"}}, {"n_gen", {"32"}}, {"depth", {"0,512"}}});
+  ASSERT_TRUE(spec) << spec.error().message;
+  std::vector<std::string> names;
+  for (const auto& w : spec->workloads) names.push_back(w.name());
+  EXPECT_EQ(names, (std::vector<std::string>{"pp128", "tg32", "pp128@d512", "tg32@d512"}));
+}
+
+void expect_error(const std::string& yaml, const std::string& fragment) {
+  auto spec = from_yaml(yaml);
+  ASSERT_FALSE(spec) << yaml;
+  EXPECT_NE(spec.error().message.find(fragment), std::string::npos) << spec.error().message;
+}
+
+TEST(SweepSpec, YamlErrorsNameLineAndKey) {
+  expect_error("models: m.gguf\nthreads: [1, x]\n", "spec.yaml:2: threads");
+  expect_error("models: m.gguf\n\nthreadz: 4\n", "spec.yaml:3: threadz: unknown key 'threadz'");
+  expect_error("models: m.gguf\ncache_type_v: q5_1\n", "spec.yaml:2: cache_type_v: 'q5_1' is not one of");
+  expect_error("models: m.gguf\nflash_attn: maybe\n", "spec.yaml:2: flash_attn");
+  expect_error("models: m.gguf\nmax_mem: lots\n", "spec.yaml:2: max_mem: 'lots' is not a memory size");
+  expect_error("models: m.gguf\nworkloads:\n  - {pp: 1}\n  - {pq: 5}\n", "spec.yaml:4: workloads[1]");
+  expect_error("models: m.gguf\nworkloads:\n  - {tg: 0}\n", "needs pp or tg");
+  expect_error("models: m.gguf\norder: sideways\n", "spec.yaml:2: order");
+  expect_error("models: [m.gguf\n", "spec.yaml:");  // a syntax error: line and column from yaml-cpp
+  expect_error("threads: 2\n", "no model");
+  expect_error("base_model: m.gguf\n", "base_model needs quant_types");
+  expect_error("models: m.gguf\nparallel: 0\n", "spec.yaml:2: parallel: 0 is outside 1..256");
+}
+
+TEST(SweepSpec, FlagErrorsNameTheFlag) {
+  auto spec = from_flags({{"models", {"m.gguf"}}, {"threads", {"1-x"}}});
+  ASSERT_FALSE(spec);
+  EXPECT_EQ(spec.error().message.rfind("-t", 0), 0u) << spec.error().message;
+  spec = from_flags({{"models", {"m.gguf"}}, {"cache_type_k", {"q9"}}});
+  ASSERT_FALSE(spec);
+  EXPECT_NE(spec.error().message.find("-ctk: 'q9'"), std::string::npos) << spec.error().message;
+  spec = from_flags({{"models", {"m.gguf"}}, {"batched", {"1,2"}}});
+  ASSERT_FALSE(spec);
+  EXPECT_NE(spec.error().message.find("--batched"), std::string::npos) << spec.error().message;
+}
+
+TEST(SweepSpec, FlagsReplaceYamlKeys) {
+  auto text = parse_spec_yaml("models: m.gguf\nthreads: 1-4\nworkloads:\n  - {pp: 64}\n", "s.yaml");
+  ASSERT_TRUE(text);
+  auto spec = resolve_spec(merge_spec_flags(*text, SpecFlagText{{{"threads", {"8"}}, {"n_gen", {"16"}}}}));
+  ASSERT_TRUE(spec) << spec.error().message;
+  EXPECT_EQ(spec->threads, (std::vector<int>{8}));
+  ASSERT_EQ(spec->workloads.size(), 1u);
+  EXPECT_EQ(spec->workloads[0].name(), "tg16");
+}
+
+TEST(SweepSpec, ByteSizesAndDurations) {
+  EXPECT_EQ(*parse_byte_size("8G", "x"), 8ull << 30);
+  EXPECT_EQ(*parse_byte_size("512MiB", "x"), 512ull << 20);
+  EXPECT_EQ(*parse_byte_size("1000", "x"), 1000u);
+  EXPECT_EQ(*parse_byte_size("2k", "x"), 2048u);
+  EXPECT_FALSE(parse_byte_size("8X", "x"));
+  EXPECT_FALSE(parse_byte_size("-1G", "x"));
+  EXPECT_EQ(*parse_duration_s("2h", "x"), 7200.0);
+  EXPECT_EQ(*parse_duration_s("90", "x"), 90.0);
+  EXPECT_FALSE(parse_duration_s("5d", "x"));
+}
+
+}  // namespace
+}  // namespace infertune
