@@ -4,10 +4,10 @@
 //   matvec/<type>/<variant>/<rows>x<cols>         one token. Reports weight bytes read per second
 //                                                 (bytes_per_second): a matvec reads every weight byte
 //                                                 once, so this is the kernel's effective bandwidth.
-//   matmul/<type>/<variant>/<rows>x<cols>/t<n>    a batch of n = 4, 8, 16, 128 tokens, activations quantized once
-//                                                 beforehand (as the engine shares them between the
-//                                                 projections of one input). Reports GOP/s (2 rows cols n
-//                                                 per call) and tokens/s.
+//   matmul/<type>/<variant>/<rows>x<cols>/t<n>    a batch of n = 4 (matrix-vector path), 8, 16, 128 (tiled)
+//                                                 tokens, activations quantized once beforehand (as the
+//                                                 engine shares them between the projections of one
+//                                                 input). Reports GOP/s (2 rows cols n per call), tokens/s.
 //   quantize/<format>/<cols>/t<n>                 activation quantization of n tokens (rows and panels),
 //                                                 floats read per second.
 //

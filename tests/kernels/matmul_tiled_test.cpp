@@ -2,8 +2,8 @@
 // of every SIMD variant this CPU runs, selected through the registry with ScopedMatmulVariant, against the
 // scalar reference:
 //  - tokens 1..17 and a few larger counts (two token vectors, a short last vector), row counts that are
-//    not multiples of the row tile, rows of 1..3 blocks and of 8+ blocks (the 8-block, pair and single
-//    block steps of the matvec), weights, activations and outputs off any alignment;
+//    not multiples of the row tile or of the matvec's 8-row group, rows of 1..3 blocks and longer ones
+//    (block pairs and an odd last block), weights, activations and outputs off any alignment;
 //  - activations quantized once beforehand (QuantizedActivations, as the engine shares them) or by the
 //    kernel itself: the same codes, so bit-identical results;
 //  - rows split between callers at arbitrary boundaries give bit-identical results (a row's result depends
@@ -14,8 +14,8 @@
 //
 // Tolerance (as in matmul_simd_accuracy_test.cpp): activation quantization moves each x[i] by at most
 // amax_block / 254, so the result may move by at most sum_blocks (amax_block / 254) * sum |w[i]| (1.01x
-// allowed), plus 1e-5 * sum |w| |x| for float rounding of the block scaling, the offsets (the unsigned codes
-// q + 128 of Q8_0 / IQ4 under VNNI give a -128 d * sum(x) term per block) and the final sums.
+// allowed), plus 1e-5 * sum |w| |x| for float rounding of the per-block scaling (the block sums and their
+// offsets are exact integers) and of the accumulation over blocks.
 #include <gtest/gtest.h>
 
 #include <algorithm>

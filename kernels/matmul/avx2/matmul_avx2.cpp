@@ -55,6 +55,8 @@ struct Avx2Tile {
 // unsigned codes must stay small (kWideUnsigned false: Q8_0 and the IQ4 codebooks keep signed codes).
 struct Avx2Isa {
   static constexpr bool kWideUnsigned = false;
+  // Matrix-vector groups of 8 rows (measured faster than 4 here, spills and all).
+  static constexpr int kMatvecRows = 8;
   using Tile = Avx2Tile;
   static __m256i bit_bytes(uint32_t bits, __m256i v) { return _mm256_and_si256(bytes_from_bits(bits), v); }
   static __m256i dot(__m256i acc, __m256i u, __m256i s) {

@@ -199,20 +199,19 @@ struct Q5KFormat {
   }
 };
 
-// Q6_K's codes of half h (values 128h..128h+127) as four vectors in value order, unsigned 0..63.
+// Q6_K's codes of half h (values 128h..128h+127) as four vectors in value order, unsigned 0..63: low
+// nibbles from ql, bits 4-5 from qh's bit pairs 0-1, 2-3, 4-5, 6-7 (two masks, so few registers).
 inline void q6k_half(const uint8_t* w, int h, __m256i (&q)[4]) {
   const __m256i low4 = _mm256_set1_epi8(0x0F);
+  const __m256i bits45 = _mm256_set1_epi8(0x30);
   const __m256i ql0 = load256(w + 64 * h);
   const __m256i ql1 = load256(w + 64 * h + 32);
   const __m256i qh = load256(w + 128 + 32 * h);
-  q[0] =
-      _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_slli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(0x03)), 4));
-  q[1] =
-      _mm256_or_si256(_mm256_and_si256(ql1, low4), _mm256_slli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(0x0C)), 2));
-  q[2] =
-      _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4), _mm256_and_si256(qh, _mm256_set1_epi8(0x30)));
+  q[0] = _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), bits45));
+  q[1] = _mm256_or_si256(_mm256_and_si256(ql1, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), bits45));
+  q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4), _mm256_and_si256(qh, bits45));
   q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
-                         _mm256_srli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(static_cast<char>(0xC0))), 2));
+                         _mm256_and_si256(_mm256_srli_epi16(qh, 2), bits45));
 }
 
 // Q6_K (210 bytes: ql[128], qh[64], int8 scales[16], f16 d): value d * sc[g] * (q - 32) per 16-value group

@@ -19,6 +19,9 @@
 
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")
+// GCC 12 warns about the _mm512_undefined_ps() inside its own _mm512_cvtepi32_ps (a false positive).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "kernels/matmul/avx2/x86_dot_kernels.h"
 
 namespace infertune::x86 {
@@ -49,6 +52,8 @@ struct Avx512Tile {
 // VPDPBUSD sums u8 * s8 products in int32 without saturating, so codes may use all 8 bits unsigned.
 struct VnniIsa {
   static constexpr bool kWideUnsigned = true;
+  // Matrix-vector groups of 8 rows (32 registers).
+  static constexpr int kMatvecRows = 8;
   using Tile = Avx512Tile;
   // A byte mask register does in one instruction what AVX2 needs a shuffle, an or and a compare for.
   static __m256i bit_bytes(uint32_t bits, __m256i v) { return _mm256_maskz_mov_epi8(bits, v); }
@@ -61,6 +66,7 @@ struct VnniIsa {
 
 }  // namespace
 }  // namespace infertune::x86
+#pragma GCC diagnostic pop
 #pragma GCC pop_options
 
 namespace infertune {
