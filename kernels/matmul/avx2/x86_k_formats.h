@@ -130,8 +130,11 @@ inline void q4k_unpack_scales(const uint8_t* w, int32_t* scales, int32_t* coefs,
 
 // Q4_K (144 bytes: f16 d, f16 dmin, scales[12], qs[128]): value d * sc[j] * q - dmin * m[j] per 32-value
 // sub-block j; M = sum_j m[j] * (sum of sub-block j's activation codes).
-struct Q4KFormat {
-  static constexpr size_t kBytes = 144, kSub = 32;
+// Q5_K (176 bytes: f16 d, f16 dmin, scales[12], qh[32], qs[128]): Q4_K with a fifth code bit from qh.
+// One template serves both: they differ only in where qs starts and in the fifth bit.
+template <bool kFifthBit>
+struct Q45KFormat {
+  static constexpr size_t kBytes = kFifthBit ? 176 : 144, kSub = 32;
   static constexpr int kDOffset = 0, kDminOffset = 2;
   template <class Isa>
   static constexpr size_t kPairValues = 64;
@@ -140,13 +143,23 @@ struct Q4KFormat {
   template <class Isa>
   static constexpr bool kSigned = false;
 
+  // The codes of chunk c (values 64c..64c+63) as two 32-value vectors.
+  static void chunk(const uint8_t* w, int c, __m256i& lo, __m256i& hi) {
+    if constexpr (kFifthBit) {
+      q4k_chunk(w + 48, c, lo, hi);
+      q5k_high_bits(w + 16, c, lo, hi);
+    } else {
+      q4k_chunk(w + 16, c, lo, hi);
+    }
+  }
+
   template <class Isa>
   static void sums(const uint8_t* w, const BlockQ8K& x, __m256i& I, __m256i& M) {
     const __m256i scales16 = q4k_scales_and_mins(w, x, M);
     I = _mm256_setzero_si256();
     for (int c = 0; c < 4; ++c) {
       __m256i lo, hi;
-      q4k_chunk(w + 16, c, lo, hi);
+      chunk(w, c, lo, hi);
       I = Isa::dot_scaled(I, lo, load256(x.qs + 64 * c), _mm256_shuffle_epi8(scales16, word_pick(2 * c)));
       I = Isa::dot_scaled(I, hi, load256(x.qs + 64 * c + 32), _mm256_shuffle_epi8(scales16, word_pick(2 * c + 1)));
     }
@@ -156,48 +169,14 @@ struct Q4KFormat {
     q4k_unpack_scales(w, scales, coefs, d, neg_dmin);
     for (int c = 0; c < 4; ++c) {
       __m256i lo, hi;
-      q4k_chunk(w + 16, c, lo, hi);
+      chunk(w, c, lo, hi);
       store256(codes + 64 * c, lo);
       store256(codes + 64 * c + 32, hi);
     }
   }
 };
-
-// Q5_K (176 bytes: f16 d, f16 dmin, scales[12], qh[32], qs[128]): Q4_K with a fifth code bit.
-struct Q5KFormat {
-  static constexpr size_t kBytes = 176, kSub = 32;
-  static constexpr int kDOffset = 0, kDminOffset = 2;
-  template <class Isa>
-  static constexpr size_t kPairValues = 64;
-  template <class Isa>
-  static constexpr int kFold = 0;
-  template <class Isa>
-  static constexpr bool kSigned = false;
-
-  template <class Isa>
-  static void sums(const uint8_t* w, const BlockQ8K& x, __m256i& I, __m256i& M) {
-    const __m256i scales16 = q4k_scales_and_mins(w, x, M);
-    I = _mm256_setzero_si256();
-    for (int c = 0; c < 4; ++c) {
-      __m256i lo, hi;
-      q4k_chunk(w + 48, c, lo, hi);
-      q5k_high_bits(w + 16, c, lo, hi);
-      I = Isa::dot_scaled(I, lo, load256(x.qs + 64 * c), _mm256_shuffle_epi8(scales16, word_pick(2 * c)));
-      I = Isa::dot_scaled(I, hi, load256(x.qs + 64 * c + 32), _mm256_shuffle_epi8(scales16, word_pick(2 * c + 1)));
-    }
-  }
-  template <class Isa>
-  static void unpack(const uint8_t* w, uint8_t* codes, int32_t* scales, int32_t* coefs, float& d, float& neg_dmin) {
-    q4k_unpack_scales(w, scales, coefs, d, neg_dmin);
-    for (int c = 0; c < 4; ++c) {
-      __m256i lo, hi;
-      q4k_chunk(w + 48, c, lo, hi);
-      q5k_high_bits(w + 16, c, lo, hi);
-      store256(codes + 64 * c, lo);
-      store256(codes + 64 * c + 32, hi);
-    }
-  }
-};
+using Q4KFormat = Q45KFormat<false>;
+using Q5KFormat = Q45KFormat<true>;
 
 // Q6_K's codes of half h (values 128h..128h+127) as four vectors in value order, unsigned 0..63: low
 // nibbles from ql, bits 4-5 from qh's bit pairs 0-1, 2-3, 4-5, 6-7 (two masks, so few registers).
