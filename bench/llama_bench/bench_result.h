@@ -29,6 +29,10 @@ struct BenchResult {
   std::string test_time;             // RFC 3339 UTC, when the test started
   std::vector<uint64_t> samples_ns;  // [repetitions], timed part of each
   std::string error;                 // non-empty: the test could not run, and why
+  // Which backend multiplied the float weights in the timed repetitions: "own", "onednn",
+  // "auto(onednn K/N shapes)" (kernels/onednn/gemm_selection.h: gemm_usage_text); empty when the model
+  // has no float weight matrices (quantized: our kernels only) or the test did not run.
+  std::string gemm;
 
   bool ok() const { return error.empty(); }
   int n_tokens() const { return test.n_prompt + test.n_gen; }  // tokens per timed repetition

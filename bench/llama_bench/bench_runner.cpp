@@ -5,52 +5,17 @@
 #include <chrono>
 #include <ctime>
 #include <exception>
-#include <random>
 #include <thread>
 #include <vector>
 
 #include "bench/llama_bench/context_setup.h"
+#include "bench/llama_bench/token_feed.h"
 #include "engine/context/context.h"
 #include "engine/threading/placed_pool.h"
+#include "kernels/onednn/gemm_selection.h"
 
 namespace infertune {
 namespace {
-
-// Random token ids, the same sequence for every test (a fixed seed), as llama-bench's std::rand.
-class RandomTokens {
- public:
-  explicit RandomTokens(uint32_t n_vocab) : pick_(0, static_cast<int32_t>(n_vocab) - 1) {}
-  void fill(std::vector<int32_t>& tokens, size_t n) {
-    tokens.resize(n);
-    for (int32_t& t : tokens) t = pick_(rng_);
-  }
-
- private:
-  std::mt19937 rng_{20240901u};
-  std::uniform_int_distribution<int32_t> pick_;
-};
-
-// `n` prompt tokens in pieces of at most `n_batch`, each decode giving only its last logits.
-Status eval_prompt(Context& ctx, int n, int n_batch, RandomTokens& tokens) {
-  std::vector<int32_t> piece;
-  for (int done = 0; done < n;) {
-    const int size = std::min(n - done, n_batch);
-    tokens.fill(piece, static_cast<size_t>(size));
-    if (auto logits = ctx.decode(piece, Logits::Last); !logits) return logits.error();
-    done += size;
-  }
-  return {};
-}
-
-// `n` one-token steps.
-Status eval_gen(Context& ctx, int n, RandomTokens& tokens) {
-  std::vector<int32_t> token;
-  for (int i = 0; i < n; ++i) {
-    tokens.fill(token, 1);
-    if (auto logits = ctx.decode(token, Logits::Last); !logits) return logits.error();
-  }
-  return {};
-}
 
 // Brings the cache to the test's starting point: empty, then -d positions. The depth is computed for the
 // first repetition only; later ones drop what the previous repetition added (llama-bench restores a saved
@@ -87,6 +52,15 @@ std::string utc_now() {
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return text;
+}
+
+// What multiplied the float weights since `before`. One-token products (a tg test) never reach the
+// selection: they always run our kernels.
+std::string gemm_text(const ModelFacts& facts, const std::vector<GemmShapeRuns>& before) {
+  if (!facts.float_weights) return "";
+  const GemmSelector& selector = gemm_selector();
+  const std::string text = gemm_usage_text(gemm_usage_between(selector.mode(), before, selector.shape_runs()));
+  return text.empty() ? "own" : text;
 }
 
 PlacementOptions placement_for(const BenchTest& test, const BenchParams& params) {
@@ -147,12 +121,14 @@ Status BenchRunner::measure(const BenchTest& test, size_t index, BenchResult& re
     progress_.step(index, name, "warmup");
     if (Status s = warm_up(*ctx, test, tokens); !s) return s;
   }
+  const std::vector<GemmShapeRuns> gemm_before = gemm_selector().shape_runs();
   for (int rep = 0; rep < params_.repetitions; ++rep) {
     progress_.step(index, name, fmt::format("repetition {}/{}", rep + 1, params_.repetitions));
     auto ns = time_repetition(*ctx, test, rep == 0, tokens);
     if (!ns) return ns.error();
     result.samples_ns.push_back(*ns);
   }
+  result.gemm = gemm_text(*facts_, gemm_before);
   return {};
 }
 

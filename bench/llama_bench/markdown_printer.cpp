@@ -1,6 +1,6 @@
 // md: llama-bench's table. Always: model, size, params, backend, threads, then the test parameters that
-// were given more than one value or a value other than the default, then infertune's kernel column, the
-// test, t/s as mean ± sample stddev, and the roofline % and GOP/s of roofline.h. An error row shows its
+// were given more than one value or a value other than the default, then infertune's kernel and gemm
+// (float-weight backend, "-" for none) columns, the test, t/s as mean ± sample stddev, and the roofline % and GOP/s of roofline.h. An error row shows its
 // message in the t/s column.
 #include <fmt/format.h>
 
@@ -133,6 +133,7 @@ class MarkdownPrinter : public ResultPrinter {
       c.push_back({"mmap", 4, [](const BenchResult& r) { return std::string(r.test.use_mmap ? "1" : "0"); }});
     }
     c.push_back({"kernel", -10, [](const BenchResult& r) { return r.model ? r.model->kernel : ""; }});
+    c.push_back({"gemm", -23, [](const BenchResult& r) { return r.gemm.empty() ? std::string("-") : r.gemm; }});
     c.push_back({"test", 15, [](const BenchResult& r) { return test_name(r.test); }});
     c.push_back({"t/s", 20, [](const BenchResult& r) {
                    if (!r.ok()) return fmt::format("error: {}", r.error);

@@ -69,6 +69,7 @@ ModelFacts model_facts(const Model& model) {
     facts.weight_bytes_per_token += weights.token_embd.data.size() / weights.token_embd.n_rows;
 
   facts.kernel = kernel_variants(bytes_by_type);
+  for (GgmlType type : {GgmlType::F32, GgmlType::F16, GgmlType::BF16}) facts.float_weights |= bytes_by_type.count(type) > 0;
   const ModelConfig& config = model.config();
   facts.type =
       model_description(model_arch_name(config.arch), facts.n_params, config.file_type, main_type_name(bytes_by_type));

@@ -15,6 +15,8 @@ struct ModelFacts {
   uint64_t n_params = 0;    // all tensor elements (model_n_params)
   // The matmul registry's variant for every weight type, the most bytes first ("avx2", "avx2+scalar").
   std::string kernel;
+  // Some layer or output matrix is F32 / F16 / BF16: prompt batches of those may run on oneDNN.
+  bool float_weights = false;
   // Bytes of weights one generated token reads: every matrix of every layer, the output projection, and
   // one row of the token embedding (norm gains are decoded at load and not counted).
   uint64_t weight_bytes_per_token = 0;

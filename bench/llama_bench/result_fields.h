@@ -1,7 +1,7 @@
 #pragma once
 // The columns of the csv, json, jsonl and sql outputs, in order: llama-bench's fields where they exist
-// (build_commit, cpu_info, ..., avg_ts, stddev_ts), then infertune's own (test, kernel, n_threads_used,
-// weight_bytes_per_token, roofline_pct, gops, error). A value the row does not have (an error row's
+// (build_commit, cpu_info, ..., avg_ts, stddev_ts), then infertune's own (test, kernel, gemm,
+// n_threads_used, weight_bytes_per_token, roofline_pct, gops, error). A value the row does not have (an error row's
 // timings, a pp row's roofline) is null.
 #include <nlohmann/json.hpp>
 

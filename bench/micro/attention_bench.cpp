@@ -5,15 +5,24 @@
 // prompt-processing task of the forward pass, causal). Reports the K and V bytes read per second
 // (Google Benchmark's bytes_per_second: each key and value row is read once per call) and keys/s
 // (items_per_second). --benchmark_filter=flash/q8_0 and --benchmark_format=json work as usual.
+//
+// attention_threads/...: one decoding token over 1 or 2 KV heads (GQA 4:1) at 4096 and 16384 cached tokens
+// on 2 threads of the engine's pool, as the forward pass runs a layer (engine/arch/attention_split.h):
+// "unsplit" hands out one task per KV head (what a layer did before split-K), "split" lets
+// plan_key_splits also split the keys between the threads.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "engine/arch/attention_split.h"
+#include "engine/context/parallel_for.h"
+#include "engine/threading/thread_pool.h"
 #include "kernels/attention/attention.h"
 #include "kernels/ggml_type.h"
 #include "kernels/quant.h"
@@ -52,6 +61,12 @@ std::vector<std::byte> make_rows(GgmlType type, uint32_t n_ctx, uint32_t dim, ui
                 rows.begin() + static_cast<ptrdiff_t>(static_cast<size_t>(r) * row_bytes));
   }
   return rows;
+}
+
+std::string fmt_name(const char* family, std::string_view variant, const char* kind, GgmlType type,
+                     uint32_t head_dim) {
+  return std::string(family) + "/" + std::string(variant) + "/" + kind + "/" + std::string(ggml_type_name(type)) +
+         "/d" + std::to_string(head_dim);
 }
 
 void run_attention(benchmark::State& state, AttentionFn fn, Shape shape) {
@@ -94,6 +109,92 @@ void run_attention(benchmark::State& state, AttentionFn fn, Shape shape) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * shape.n_ctx);
 }
 
+struct ThreadedShape {
+  GgmlType type;
+  uint32_t head_dim, n_kv, n_ctx;
+  unsigned n_threads;
+  bool split;
+};
+
+// One layer's attention for one token: a problem per KV head, on the engine's pool.
+void run_threaded(benchmark::State& state, AttentionFn fn, ThreadedShape shape) {
+  constexpr uint32_t kGqa = 4;
+  const size_t row_bytes = *ggml_row_bytes(shape.type, shape.head_dim);
+  std::vector<std::vector<std::byte>> k, v;
+  for (uint32_t h = 0; h < shape.n_kv; ++h) {
+    k.push_back(make_rows(shape.type, shape.n_ctx, shape.head_dim, 1 + 2 * h));
+    v.push_back(make_rows(shape.type, shape.n_ctx, shape.head_dim, 2 + 2 * h));
+  }
+  const size_t q_dim = static_cast<size_t>(shape.n_kv) * kGqa * shape.head_dim;
+  std::vector<float> q(q_dim), out(q_dim);
+  std::mt19937 rng(3);
+  std::normal_distribution<float> dist;
+  for (float& x : q) x = dist(rng);
+  const uint32_t row = 0, n_keys = shape.n_ctx;
+  std::vector<uint32_t> cells(shape.n_ctx);
+  std::iota(cells.begin(), cells.end(), 0u);
+  std::vector<AttentionProblem> problems(shape.n_kv);
+  for (uint32_t h = 0; h < shape.n_kv; ++h) {
+    AttentionProblem& p = problems[h];
+    p.q = q.data() + static_cast<size_t>(h) * kGqa * shape.head_dim;
+    p.q_stride = q_dim;
+    p.rows = std::span<const uint32_t>(&row, 1);
+    p.n_heads = kGqa;
+    p.n_keys = std::span<const uint32_t>(&n_keys, 1);
+    p.cells = cells;
+    p.k = {shape.type, k[h].data(), row_bytes, shape.head_dim};
+    p.v = {shape.type, v[h].data(), row_bytes, shape.head_dim};
+    p.scale = 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
+    p.out = out.data() + static_cast<size_t>(h) * kGqa * shape.head_dim;
+    p.out_stride = q_dim;
+  }
+  ThreadPoolConfig config;
+  config.n_threads = shape.n_threads;
+  auto pool = ThreadPool::create(config);
+  if (!pool) {
+    state.SkipWithError(pool.error().message.c_str());
+    return;
+  }
+  const ParallelFor threads(**pool, shape.n_threads);
+  std::vector<AttentionScratch> scratch(shape.n_threads);
+  SplitAttentionBuffers buffers;
+  const std::optional<uint32_t> splits = shape.split ? std::nullopt : std::optional<uint32_t>(1);
+  for (auto _ : state) {
+    if (Status s = run_split_attention(threads, fn, problems, scratch, buffers, splits); !s) {
+      state.SkipWithError(s.error().message.c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["pieces"] = static_cast<double>(buffers.pieces.size());
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * 2 * shape.n_kv *
+                          static_cast<int64_t>(row_bytes * shape.n_ctx));
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * shape.n_ctx);
+}
+
+void register_threaded(const AttentionVariant& variant) {
+  for (const auto& [kind, fn] :
+       {std::pair{"standard", variant.kernels.standard}, std::pair{"flash", variant.kernels.flash}}) {
+    for (GgmlType type : kTypes) {
+      for (uint32_t head_dim : kHeadDims) {
+        for (uint32_t n_kv : {1u, 2u}) {
+          for (uint32_t n_ctx : {4096u, 16384u}) {
+            for (bool split : {false, true}) {
+              const std::string name = fmt_name("attention_threads", variant.name, kind, type, head_dim) + "/kv" +
+                                       std::to_string(n_kv) + "/ctx" + std::to_string(n_ctx) + "/t2/" +
+                                       (split ? "split" : "unsplit");
+              benchmark::RegisterBenchmark(name.c_str(), run_threaded, fn, ThreadedShape{type, head_dim, n_kv, n_ctx, 2, split})
+                  ->Unit(benchmark::kMicrosecond)
+                  ->UseRealTime();
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 void register_all() {
   for (const AttentionVariant& variant : compiled_attention_variants()) {
     if (variant.available && !variant.available()) continue;
@@ -117,6 +218,7 @@ void register_all() {
         }
       }
     }
+    register_threaded(variant);
   }
 }
 

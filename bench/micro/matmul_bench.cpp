@@ -37,7 +37,7 @@ struct Shape {
   size_t rows, cols;
 };
 constexpr Shape kShapes[] = {{2048, 2048}, {8192, 2048}, {2048, 8192}};
-constexpr size_t kBatchTokens[] = {4, 8, 16, 128};
+constexpr size_t kBatchTokens[] = {2, 3, 4, 5, 6, 8, 16, 128};
 
 // A weight matrix of `rows` rows: 16 distinct rows quantized from normal values, repeated (quantizing
 // millions of values with the reference K-quant search would dominate the run; the bytes read are the same).

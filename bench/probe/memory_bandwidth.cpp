@@ -1,6 +1,7 @@
 #include "bench/probe/memory_bandwidth.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "bench/probe/large_buffer.h"
 #include "bench/probe/pinned_threads.h"
@@ -88,6 +89,25 @@ Result<Rate> measure_triad(const LargeBuffer& buffer, const std::vector<int>& cp
   return summarize_rate(moved / 1e9, *seconds, threads);
 }
 
+// The all-core read with each access shape of the widest ISA (stream_kernels.h), the buffer filled by the
+// first; returns the fastest shape's rate and kernel, so the figure is the host's peak rather than one
+// shape's (a decode must not beat it).
+struct BestRead {
+  Rate rate;
+  ReadSumKernel kernel;
+};
+Result<BestRead> measure_best_read(const LargeBuffer& buffer, const std::vector<int>& cpus, unsigned reps) {
+  const std::vector<ReadSumKernel> kernels = available_read_sum_kernels();
+  std::optional<BestRead> best;
+  for (const ReadSumKernel& kernel : kernels) {
+    if (kernel.isa != kernels.front().isa) break;  // the widest ISA's shapes come first
+    auto rate = measure_read(buffer, cpus, /*fill=*/!best, reps, kernel.sum);
+    if (!rate) return rate.error();
+    if (!best || rate->best > best->rate.best) best = BestRead{*rate, kernel};
+  }
+  return *best;
+}
+
 }  // namespace
 
 uint64_t bandwidth_buffer_bytes(const HostInfo& host) {
@@ -106,22 +126,24 @@ uint64_t bandwidth_buffer_bytes(const HostInfo& host) {
 Result<BandwidthFigures> measure_memory_bandwidth(const std::vector<int>& core_cpus, size_t numa_nodes,
                                                   const BandwidthPlan& plan) {
   if (core_cpus.empty()) return fail("no cores to measure bandwidth on");
-  const ReadSumKernel kernel = available_read_sum_kernels().front();
   BandwidthFigures out;
-  out.read_isa = std::string(kernel.isa);
 
   const std::vector<int> one_core = {core_cpus.front()};
   // With one NUMA node every page is local to every core, so the one-core read reuses the buffer; with
   // several it gets a buffer of its own that its core touches first, mapped once the first is freed.
   const bool shared_buffer = numa_nodes <= 1;
   Result<Rate> one = Rate{};
+  ReadSumKernel kernel;
   {
     auto buffer = LargeBuffer::map(plan.buffer_bytes);
     if (!buffer) return buffer.error();
     out.buffer_bytes = buffer->bytes();
-    auto all = measure_read(*buffer, core_cpus, /*fill=*/true, plan.read_repetitions, kernel.sum);
+    auto all = measure_best_read(*buffer, core_cpus, plan.read_repetitions);
     if (!all) return all.error();
-    out.read_all_cores = *all;
+    out.read_all_cores = all->rate;
+    kernel = all->kernel;
+    out.read_isa = std::string(kernel.isa);
+    // One core reads with the shape that won on all of them: the two figures stay comparable.
     if (shared_buffer) one = measure_read(*buffer, one_core, /*fill=*/false, plan.read_repetitions, kernel.sum);
     if (!one) return one.error();
     auto triad = measure_triad(*buffer, core_cpus, plan.triad_repetitions);  // overwrites the indices

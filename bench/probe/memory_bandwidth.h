@@ -1,7 +1,11 @@
 #pragma once
 // Measured DRAM bandwidth: a streaming read of a buffer far larger than the last-level cache, with one
 // thread per physical core and with one core, plus STREAM's triad with all cores. Rates are in GB/s
-// (1e9 bytes per second).
+// (1e9 bytes per second). The all-core read is the best of every access shape of the widest read kernel
+// (one stream; 4 and 8 prefetched streams: stream_kernels.h), and the one-core read uses the winner. The
+// buffer keeps 4 KiB pages (large_buffer.h): advising it for transparent huge pages made the first touch
+// of 1 GiB take 20 s instead of 4 s on the 2-core CI VM under load (THP defrag "madvise"), and the model
+// weights a decode reads are page-cache pages of 4 KiB too.
 #include <cstdint>
 #include <string>
 #include <vector>

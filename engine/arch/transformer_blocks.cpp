@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/arch/attention_split.h"
 #include "kernels/attention/attention.h"
 #include "kernels/matmul/matmul_registry.h"
 #include "kernels/matmul/scalar_matmul.h"
@@ -207,10 +208,14 @@ Status causal_attention(const ParallelFor& threads, const KvCache& cache, uint32
     }
     if (Status s = check_attention_problem(whole); !s) return fail("attention, layer {}: {}", layer, s.error().message);
   }
-  std::vector<AttentionTask> tasks;
+  // The calling thread's buffers, reused from call to call (as linear()'s quantized input).
+  thread_local std::vector<AttentionTask> tasks;
+  thread_local std::vector<AttentionProblem> problems;
+  thread_local SplitAttentionBuffers split_buffers;
   list_tasks(kv, c.n_head_kv, tasks);
-  Status s =
-      threads.tasks(tasks.size(), [&](size_t i, unsigned thread) { fn(problem_for(tasks[i]), scratch[thread]); });
+  problems.clear();
+  for (const AttentionTask& task : tasks) problems.push_back(problem_for(task));
+  Status s = run_split_attention(threads, fn, problems, scratch, split_buffers);
   if (!s) return fail("attention, layer {}: {}", layer, s.error().message);
   return {};
 }

@@ -68,7 +68,9 @@ void store_kv(KvCache& cache, uint32_t layer, const KvUbatch& kv, size_t n_token
 // its KvUbatch group lists for it (its sequence's cells at positions up to its own) in KV head h / n_gqa,
 // scores scaled by 1/sqrt(head_dim), with the flash or the standard kernel (kv.flash_attention) of the
 // best attention variant. q: [n_tokens][n_head * head_dim] -> out: [n_tokens][n_head * head_dim_v].
-// `scratch` holds one AttentionScratch per pool thread. Errors come from the pool or a bad problem.
+// Work is split per engine/arch/attention_split.h (problems of one KV head x up to 16 query rows, their
+// keys split too when threads would otherwise wait). `scratch` holds one AttentionScratch per pool thread.
+// Errors come from the pool or a bad problem.
 Status causal_attention(const ParallelFor& threads, const KvCache& cache, uint32_t layer, const ModelConfig& config,
                         const KvUbatch& kv, size_t n_tokens, std::span<const float> q, std::span<float> out,
                         std::span<AttentionScratch> scratch);

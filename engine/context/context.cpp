@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <new>
 
+#include "engine/context/batch_positions.h"
+
 namespace infertune {
 namespace {
 
@@ -73,7 +75,7 @@ Status Context::check_batch(const Batch& batch) const {
       }
     }
   }
-  return {};
+  return check_positions_unused(batch, cache_.cells());
 }
 
 Status Context::decode(const Batch& batch) {

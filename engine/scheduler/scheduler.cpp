@@ -90,6 +90,7 @@ Status Scheduler::decode_and_sample(const Step& step) {
     auto token = chain.try_sample(*row);
     if (!token) return fail("scheduler: request {}: {}", id, token.error().message);
     chain.accept(*token);
+    if (params_.on_token) params_.on_token(id, *token);
     if (plan_.sampled(chunk.slot, *token, eos_ && *token == *eos_)) samplers_.erase(id);
   }
   for (FinishedRequest& f : plan_.take_finished()) finished_.push_back({.id = f.id, .tokens = std::move(f.generated)});

@@ -11,6 +11,7 @@
 //   for (auto& p : prompts) sched->submit({.prompt = p, .max_new_tokens = 64, .sampling = params});
 //   auto results = sched->run();              // [n requests] in id order
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -27,6 +28,10 @@ namespace infertune {
 struct SchedulerParams {
   uint32_t n_parallel = 1;  // -np: slots; at most the context's n_seq_max
   bool stop_at_eos = true;  // end a request at the model's end-of-generation token (it is kept in the output)
+  // Optional: called with the request's id and the token each time a request gets a new token, right after
+  // it is sampled (a step's tokens one after another, in batch order): what a caller timestamps for TTFT
+  // and inter-token latency.
+  std::function<void(RequestId, int32_t)> on_token;
 };
 
 struct GenerationRequest {

@@ -13,6 +13,7 @@
 // online softmax), "avx2" and "avx512" (their own translation units, chosen at start-up from CPUID).
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -32,6 +33,16 @@ struct KvHeadRows {
   uint32_t dim = 0;   // values per row (the head size)
 };
 
+// The unnormalized state of queries over part of their keys (split-K, see attention_split.h): for query
+// iq = r * n_heads + h (r: the row's index within the problem) over the keys it saw,
+//   max[iq] = the largest scaled score (-inf when it saw none), sum[iq] = sum exp(score - max[iq]),
+//   acc[iq * v.dim ..] = sum exp(score - max[iq]) * value   (0 when it saw none).
+struct AttentionPartial {
+  float* max = nullptr;  // [n_rows * n_heads]
+  float* sum = nullptr;  // [n_rows * n_heads]
+  float* acc = nullptr;  // [n_rows * n_heads][v.dim]
+};
+
 struct AttentionProblem {
   const float* q = nullptr;          // query (row r, head h): q + rows[r] * q_stride + h * k.dim   [k.dim]
   size_t q_stride = 0;               // floats from one query row (token) to the next
@@ -43,6 +54,12 @@ struct AttentionProblem {
   float scale = 1.0f;    // applied to q . k (1 / sqrt(head_dim) for llama-family models)
   float* out = nullptr;  // output (row r, head h): out + rows[r] * out_stride + h * v.dim   [v.dim]
   size_t out_stride = 0;
+  // Split-K: row r sums only cells[key_begin .. min(n_keys[r], key_end)) — possibly none — and the kernel
+  // writes that range's state into *partial instead of writing `out`. Without `partial` the range must be
+  // every key (the defaults).
+  uint32_t key_begin = 0;
+  uint32_t key_end = std::numeric_limits<uint32_t>::max();
+  const AttentionPartial* partial = nullptr;
 };
 
 // Working memory of one thread, grown on demand and reused between calls (no allocation in steady state).
@@ -62,7 +79,8 @@ struct AttentionKernels {
 bool is_attention_kv_type(GgmlType type);
 
 // Errors when a problem is malformed: an unsupported type, a dim that is not whole blocks of its type,
-// n_keys of 0 or beyond cells, missing pointers, sizes that disagree.
+// n_keys of 0 or beyond cells, missing pointers, sizes that disagree, a key range that is empty or (without
+// `partial`) not every key.
 Status check_attention_problem(const AttentionProblem& problem);
 
 // One variant: a name, a rank (higher wins), whether this CPU runs it, and its kernels.

@@ -48,6 +48,13 @@ Status check_attention_problem(const AttentionProblem& p) {
       return fail("attention: row {} sees {} keys, not within 1..{}", r, p.n_keys[r], p.cells.size());
     }
   }
+  if (p.key_begin >= p.key_end) return fail("attention: empty key range {}..{}", p.key_begin, p.key_end);
+  if (p.partial) {
+    if (!p.partial->max || !p.partial->sum || !p.partial->acc) return fail("attention: partial outputs are missing");
+  } else if (p.key_begin != 0 || (!p.n_keys.empty() && p.key_end < *std::max_element(p.n_keys.begin(), p.n_keys.end()))) {
+    return fail("attention: keys {}..{} are only a part of the rows' keys, and there is no partial output",
+                p.key_begin, p.key_end);
+  }
   return {};
 }
 

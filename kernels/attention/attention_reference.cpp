@@ -22,7 +22,6 @@ const float* query(const AttentionProblem& p, size_t r, uint32_t h) {
 float* output(const AttentionProblem& p, size_t r, uint32_t h) {
   return p.out + p.rows[r] * p.out_stride + static_cast<size_t>(h) * p.v.dim;
 }
-uint32_t max_keys(const AttentionProblem& p) { return *std::max_element(p.n_keys.begin(), p.n_keys.end()); }
 
 // Decodes cells[0 .. n) of `rows` into [n][dim].
 void decode_rows(const KvHeadRows& rows, std::span<const uint32_t> cells, std::vector<float>& out) {
@@ -32,15 +31,30 @@ void decode_rows(const KvHeadRows& rows, std::span<const uint32_t> cells, std::v
 
 }  // namespace
 
+void finish_query(const AttentionProblem& p, size_t iq, float m, float l, const float* acc, float* out) {
+  const size_t dim = p.v.dim;
+  if (p.partial) {
+    p.partial->max[iq] = m;
+    p.partial->sum[iq] = l;
+    std::copy_n(acc, dim, p.partial->acc + iq * dim);
+    return;
+  }
+  const float inverse = 1.0f / l;
+  for (size_t d = 0; d < dim; ++d) out[d] = acc[d] * inverse;
+}
+
 void reference_attention(const AttentionProblem& p, AttentionScratch& scratch) {
   if (p.rows.empty()) return;
-  const uint32_t n_max = max_keys(p);
-  decode_rows(p.k, p.cells.first(n_max), scratch.key_tile);
-  decode_rows(p.v, p.cells.first(n_max), scratch.value_tile);
-  std::vector<double> scores(n_max);
+  const uint32_t k0 = p.key_begin;
+  const uint32_t k1 = std::max(range_key_end(p), k0);
+  const auto range = k1 > k0 ? p.cells.subspan(k0, k1 - k0) : std::span<const uint32_t>();
+  decode_rows(p.k, range, scratch.key_tile);
+  decode_rows(p.v, range, scratch.value_tile);
+  std::vector<double> scores(k1 - k0);
   std::vector<double> acc(p.v.dim);
+  std::vector<float> acc_f(p.v.dim);
   for (size_t r = 0; r < p.rows.size(); ++r) {
-    const uint32_t n = p.n_keys[r];
+    const uint32_t n = std::max(row_key_end(p, r), k0) - k0;  // keys of this row in the range
     for (uint32_t h = 0; h < p.n_heads; ++h) {
       const float* q = query(p, r, h);
       double max = -std::numeric_limits<double>::infinity();
@@ -59,14 +73,19 @@ void reference_attention(const AttentionProblem& p, AttentionScratch& scratch) {
         for (uint32_t d = 0; d < p.v.dim; ++d) acc[d] += scores[j] * value[d];
       }
       float* out = output(p, r, h);
-      for (uint32_t d = 0; d < p.v.dim; ++d) out[d] = static_cast<float>(acc[d] / sum);
+      if (!p.partial) {  // normalized in double
+        for (uint32_t d = 0; d < p.v.dim; ++d) out[d] = static_cast<float>(acc[d] / sum);
+        continue;
+      }
+      for (uint32_t d = 0; d < p.v.dim; ++d) acc_f[d] = static_cast<float>(acc[d]);
+      finish_query(p, r * p.n_heads + h, static_cast<float>(max), static_cast<float>(sum), acc_f.data(), out);
     }
   }
 }
 
 void scalar_flash_attention(const AttentionProblem& p, AttentionScratch& scratch) {
   if (p.rows.empty()) return;
-  const uint32_t n_max = max_keys(p);
+  const uint32_t k_end = range_key_end(p);
   const size_t n_queries = p.rows.size() * p.n_heads;
   // Per query: the running max m, the running sum l of exp(score - m), and acc = sum exp(score - m) v.
   scratch.acc.assign(n_queries * p.v.dim, 0.0f);
@@ -75,13 +94,14 @@ void scalar_flash_attention(const AttentionProblem& p, AttentionScratch& scratch
   float* l = m + n_queries;
   std::fill_n(m, n_queries, -std::numeric_limits<float>::infinity());
   scratch.scores.resize(kAttentionKeyTile);
-  for (uint32_t k0 = 0; k0 < n_max; k0 += kAttentionKeyTile) {
-    const uint32_t tile = std::min(kAttentionKeyTile, n_max - k0);
+  for (uint32_t k0 = p.key_begin; k0 < k_end; k0 += kAttentionKeyTile) {
+    const uint32_t tile = std::min(kAttentionKeyTile, k_end - k0);
     decode_rows(p.k, p.cells.subspan(k0, tile), scratch.key_tile);
     decode_rows(p.v, p.cells.subspan(k0, tile), scratch.value_tile);
     for (size_t r = 0; r < p.rows.size(); ++r) {
-      if (p.n_keys[r] <= k0) continue;
-      const uint32_t n = std::min(tile, p.n_keys[r] - k0);
+      const uint32_t row_end = row_key_end(p, r);
+      if (row_end <= k0) continue;
+      const uint32_t n = std::min(tile, row_end - k0);
       for (uint32_t h = 0; h < p.n_heads; ++h) {
         const size_t iq = r * p.n_heads + h;
         const float* q = query(p, r, h);
@@ -114,10 +134,7 @@ void scalar_flash_attention(const AttentionProblem& p, AttentionScratch& scratch
   for (size_t r = 0; r < p.rows.size(); ++r) {
     for (uint32_t h = 0; h < p.n_heads; ++h) {
       const size_t iq = r * p.n_heads + h;
-      const float inverse = 1.0f / l[iq];
-      const float* acc = scratch.acc.data() + iq * p.v.dim;
-      float* out = output(p, r, h);
-      for (uint32_t d = 0; d < p.v.dim; ++d) out[d] = acc[d] * inverse;
+      finish_query(p, iq, m[iq], l[iq], scratch.acc.data() + iq * p.v.dim, output(p, r, h));
     }
   }
 }

@@ -283,11 +283,18 @@ inline uint32_t flash_tile(uint32_t dim_k, uint32_t dim_v) {
   return std::clamp<uint32_t>(keys / 4 * 4, 8, kTile);
 }
 
+// Query iq's partial state (split-K: see AttentionProblem::partial).
+inline void store_partial(const AttentionProblem& p, size_t iq, float m, float l, const float* acc) {
+  p.partial->max[iq] = m;
+  p.partial->sum[iq] = l;
+  std::copy_n(acc, p.v.dim, p.partial->acc + iq * p.v.dim);
+}
+
 // One pass over key tiles with an online softmax: per query a running max m, sum l and accumulator acc.
 template <class I>
 void flash(const AttentionProblem& p, AttentionScratch& scratch) {
   if (p.rows.empty()) return;
-  const uint32_t n_max = *std::max_element(p.n_keys.begin(), p.n_keys.end());
+  const uint32_t k_end = range_key_end(p);
   const size_t n_queries = p.rows.size() * p.n_heads;
   scratch.acc.assign(n_queries * p.v.dim, 0.0f);
   scratch.stats.resize(2 * n_queries);
@@ -300,13 +307,14 @@ void flash(const AttentionProblem& p, AttentionScratch& scratch) {
   const float* key_rows[kTile];
   const float* value_rows[kTile];
   const uint32_t step = flash_tile(p.k.dim, p.v.dim);
-  for (uint32_t k0 = 0; k0 < n_max; k0 += step) {
-    const uint32_t tile = std::min(step, n_max - k0);
+  for (uint32_t k0 = p.key_begin; k0 < k_end; k0 += step) {
+    const uint32_t tile = std::min(step, k_end - k0);
     tile_rows<I>(p.k, p.cells.data() + k0, tile, scratch.key_tile, key_rows);
     tile_rows<I>(p.v, p.cells.data() + k0, tile, scratch.value_tile, value_rows);
     for (size_t r = 0; r < p.rows.size(); ++r) {
-      if (p.n_keys[r] <= k0) continue;
-      const uint32_t n = std::min(tile, p.n_keys[r] - k0);
+      const uint32_t row_end = row_key_end(p, r);
+      if (row_end <= k0) continue;
+      const uint32_t n = std::min(tile, row_end - k0);
       for_head_groups<I>(p.n_heads, [&]<int H>(uint32_t h0) {
         const size_t q0 = r * p.n_heads + h0;  // the group's first query
         float tile_max[H];
@@ -328,6 +336,10 @@ void flash(const AttentionProblem& p, AttentionScratch& scratch) {
   for (size_t r = 0; r < p.rows.size(); ++r) {
     for (uint32_t h = 0; h < p.n_heads; ++h) {
       const size_t iq = r * p.n_heads + h;
+      if (p.partial) {
+        store_partial(p, iq, m[iq], l[iq], scratch.acc.data() + iq * p.v.dim);
+        continue;
+      }
       float* out = output(p, r, h);
       std::copy_n(scratch.acc.data() + iq * p.v.dim, p.v.dim, out);
       scale_in_place<I>(out, p.v.dim, 1.0f / l[iq]);
@@ -336,53 +348,68 @@ void flash(const AttentionProblem& p, AttentionScratch& scratch) {
 }
 
 // All scores of every query (one pass over the keys), an exact softmax per query, then a pass over the
-// values.
+// values. With a partial output the weights stay exp(score - max), unnormalized.
 template <class I>
 void standard(const AttentionProblem& p, AttentionScratch& scratch) {
   if (p.rows.empty()) return;
-  const uint32_t n_max = *std::max_element(p.n_keys.begin(), p.n_keys.end());
+  const uint32_t k_begin = p.key_begin;
+  const uint32_t k_end = std::max(range_key_end(p), k_begin);
+  const uint32_t span = std::max<uint32_t>(k_end - k_begin, 1);  // scores per query
   const size_t n_queries = p.rows.size() * p.n_heads;
-  scratch.scores.resize(n_queries * n_max);
+  scratch.scores.resize(n_queries * span);
   scratch.acc.assign(n_queries * p.v.dim, 0.0f);
+  scratch.stats.resize(2 * n_queries);
+  float* m = scratch.stats.data();
+  float* l = m + n_queries;
   const float* rows[kTile];
-  for (uint32_t k0 = 0; k0 < n_max; k0 += kTile) {
-    const uint32_t tile = std::min(kTile, n_max - k0);
+  for (uint32_t k0 = k_begin; k0 < k_end; k0 += kTile) {
+    const uint32_t tile = std::min(kTile, k_end - k0);
     tile_rows<I>(p.k, p.cells.data() + k0, tile, scratch.key_tile, rows);
     for (size_t r = 0; r < p.rows.size(); ++r) {
-      if (p.n_keys[r] <= k0) continue;
-      const uint32_t n = std::min(tile, p.n_keys[r] - k0);
+      const uint32_t row_end = row_key_end(p, r);
+      if (row_end <= k0) continue;
+      const uint32_t n = std::min(tile, row_end - k0);
       for_head_groups<I>(p.n_heads, [&]<int H>(uint32_t h0) {
-        float* s = scratch.scores.data() + (r * p.n_heads + h0) * n_max + k0;
+        float* s = scratch.scores.data() + (r * p.n_heads + h0) * span + (k0 - k_begin);
         float unused[H];
-        scores<I, H>(query(p, r, h0), rows, n, p.k.dim, p.scale, s, n_max, unused);
+        scores<I, H>(query(p, r, h0), rows, n, p.k.dim, p.scale, s, span, unused);
       });
     }
   }
   for (size_t r = 0; r < p.rows.size(); ++r) {
-    const uint32_t n = p.n_keys[r];
+    const uint32_t n = std::max(row_key_end(p, r), k_begin) - k_begin;
     for (uint32_t h = 0; h < p.n_heads; ++h) {
-      float* s = scratch.scores.data() + (r * p.n_heads + h) * n_max;
+      const size_t iq = r * p.n_heads + h;
+      float* s = scratch.scores.data() + iq * span;
       float max = -std::numeric_limits<float>::infinity();
       for (uint32_t j = 0; j < n; ++j) max = std::max(max, s[j]);
-      scale_in_place<I>(s, n, 1.0f / exp_shifted<I>(s, n, max));
+      m[iq] = max;
+      l[iq] = n > 0 ? exp_shifted<I>(s, n, max) : 0.0f;
+      if (!p.partial) scale_in_place<I>(s, n, 1.0f / l[iq]);
     }
   }
-  for (uint32_t k0 = 0; k0 < n_max; k0 += kTile) {
-    const uint32_t tile = std::min(kTile, n_max - k0);
+  for (uint32_t k0 = k_begin; k0 < k_end; k0 += kTile) {
+    const uint32_t tile = std::min(kTile, k_end - k0);
     tile_rows<I>(p.v, p.cells.data() + k0, tile, scratch.value_tile, rows);
     for (size_t r = 0; r < p.rows.size(); ++r) {
-      if (p.n_keys[r] <= k0) continue;
-      const uint32_t n = std::min(tile, p.n_keys[r] - k0);
+      const uint32_t row_end = row_key_end(p, r);
+      if (row_end <= k0) continue;
+      const uint32_t n = std::min(tile, row_end - k0);
       for_head_groups<I>(p.n_heads, [&]<int H>(uint32_t h0) {
         const size_t q0 = r * p.n_heads + h0;
-        weighted_sum<I, H>(scratch.acc.data() + q0 * p.v.dim, p.v.dim, scratch.scores.data() + q0 * n_max + k0,
-                           n_max, rows, n, p.v.dim);
+        weighted_sum<I, H>(scratch.acc.data() + q0 * p.v.dim, p.v.dim,
+                           scratch.scores.data() + q0 * span + (k0 - k_begin), span, rows, n, p.v.dim);
       });
     }
   }
   for (size_t r = 0; r < p.rows.size(); ++r) {
     for (uint32_t h = 0; h < p.n_heads; ++h) {
-      std::copy_n(scratch.acc.data() + (r * p.n_heads + h) * p.v.dim, p.v.dim, output(p, r, h));
+      const size_t iq = r * p.n_heads + h;
+      if (p.partial) {
+        store_partial(p, iq, m[iq], l[iq], scratch.acc.data() + iq * p.v.dim);
+      } else {
+        std::copy_n(scratch.acc.data() + iq * p.v.dim, p.v.dim, output(p, r, h));
+      }
     }
   }
 }

@@ -34,7 +34,7 @@ namespace infertune {
 
 inline constexpr size_t kPanelTokens = 16;
 // From this many tokens on, quantize() also builds the panels and the kernels run tiled.
-inline constexpr size_t kMinPanelTokens = 6;
+inline constexpr size_t kMinPanelTokens = 8;
 
 // The panel layout of one format, for tokens [16 p, 16 p + 16).
 struct ActivationPanel {

@@ -131,7 +131,44 @@ Result<GemmBackend> GemmSelector::run(const MatmulProblem& problem, unsigned n_t
   }
   if (Status s = run_rows(backend == GemmBackend::own ? own : onednn, problem); !s) return s.error();
   ++runs_[static_cast<int>(backend)];
+  const GemmShape shape = gemm_shape(problem, n_threads);
+  std::lock_guard lock(mutex_);
+  GemmShapeRuns& counts = shape_runs_[shape];
+  counts.shape = shape;
+  ++(backend == GemmBackend::own ? counts.own : counts.onednn);
   return backend;
+}
+
+std::vector<GemmShapeRuns> GemmSelector::shape_runs() const {
+  std::lock_guard lock(mutex_);
+  std::vector<GemmShapeRuns> out;
+  for (const auto& [shape, counts] : shape_runs_) out.push_back(counts);
+  return out;
+}
+
+GemmUsage gemm_usage_between(GemmMode mode, const std::vector<GemmShapeRuns>& before,
+                             const std::vector<GemmShapeRuns>& after) {
+  GemmUsage usage{mode, 0, 0};
+  for (const GemmShapeRuns& now : after) {
+    size_t own = now.own, onednn = now.onednn;
+    auto earlier = std::find_if(before.begin(), before.end(), [&](const auto& b) { return b.shape == now.shape; });
+    if (earlier != before.end()) {
+      own -= std::min(own, earlier->own);
+      onednn -= std::min(onednn, earlier->onednn);
+    }
+    if (own + onednn == 0) continue;
+    ++usage.shapes;
+    if (onednn > 0) ++usage.onednn_shapes;
+  }
+  return usage;
+}
+
+std::string gemm_usage_text(const GemmUsage& u) {
+  if (u.shapes == 0) return "";
+  if (u.mode == GemmMode::automatic) return fmt::format("auto(onednn {}/{} shapes)", u.onednn_shapes, u.shapes);
+  if (u.onednn_shapes == 0) return "own";
+  if (u.onednn_shapes == u.shapes) return "onednn";
+  return fmt::format("{}(onednn {}/{} shapes)", gemm_mode_name(u.mode), u.onednn_shapes, u.shapes);
 }
 
 namespace {

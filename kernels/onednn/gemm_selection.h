@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -65,6 +66,28 @@ struct GemmMeasurement {
   GemmBackend chosen = GemmBackend::own;
 };
 
+// How many problems of one shape each backend computed (measurement samples excluded).
+struct GemmShapeRuns {
+  GemmShape shape;
+  size_t own = 0;
+  size_t onednn = 0;
+};
+
+// What a span of work (between two GemmSelector::shape_runs() snapshots) ran: the selector's mode, and the
+// shapes that had problems in the span, and how many of them ran on oneDNN at least once.
+struct GemmUsage {
+  GemmMode mode = GemmMode::automatic;
+  size_t shapes = 0;
+  size_t onednn_shapes = 0;
+};
+
+GemmUsage gemm_usage_between(GemmMode mode, const std::vector<GemmShapeRuns>& before,
+                             const std::vector<GemmShapeRuns>& after);
+
+// "own" / "onednn" when every shape ran on one backend in mode own / onednn; in auto mode
+// "auto(onednn K/N shapes)"; "" when no shape ran (no float-weight batch products).
+std::string gemm_usage_text(const GemmUsage& usage);
+
 class GemmSelector {
  public:
   using Clock = std::function<double()>;  // seconds, monotonic
@@ -91,6 +114,8 @@ class GemmSelector {
   std::vector<GemmMeasurement> measurements() const;
   // How many problems each backend computed (measurement samples excluded).
   size_t runs(GemmBackend backend) const { return runs_[static_cast<int>(backend)].load(); }
+  // The same per shape, every shape computed so far (by this selector), in shape order.
+  std::vector<GemmShapeRuns> shape_runs() const;
 
  private:
   Result<GemmBackend> measure(const MatmulProblem& problem, const GemmShape& shape, MatmulFn own, MatmulFn onednn,
@@ -101,6 +126,7 @@ class GemmSelector {
   double min_work_;
   mutable std::mutex mutex_;
   std::map<GemmShape, GemmMeasurement> measured_;  // guarded by mutex_
+  std::map<GemmShape, GemmShapeRuns> shape_runs_;  // guarded by mutex_
   std::atomic<size_t> runs_[2] = {0, 0};
 };
 

@@ -16,6 +16,26 @@ uint64_t bytes_as(const GgufTensorInfo& t, GgmlType type) {
   return row ? *row * (t.n_elements / t.dims[0]) : t.n_bytes;
 }
 
+constexpr uint64_t kPageBytes = 4096;
+
+uint64_t round_up_to_page(uint64_t bytes) { return (bytes + kPageBytes - 1) / kPageBytes * kPageBytes; }
+
+// The resident bytes of one KV block (one layer, one head: n_ctx rows of head_bytes) when its first `cells`
+// rows are written.
+uint64_t written_block_bytes(uint64_t head_bytes, uint64_t n_ctx, uint64_t cells) {
+  return std::min(head_bytes * n_ctx, round_up_to_page(head_bytes * cells));
+}
+
+// KvStorage's layout: K and V are each [n_layers][n_head_kv][n_cells][head bytes] (kv_storage.h).
+uint64_t kv_resident_bytes(const KvLayout& layout, uint64_t cells) {
+  const auto k_head = ggml_row_bytes(layout.type_k, layout.head_dim_k);
+  const auto v_head = ggml_row_bytes(layout.type_v, layout.head_dim_v);
+  if (!k_head || !v_head) return 0;  // kv_bytes_per_cell has already refused such a layout
+  const uint64_t blocks = uint64_t(layout.n_layers) * layout.n_head_kv;
+  return blocks *
+         (written_block_bytes(*k_head, layout.n_cells, cells) + written_block_bytes(*v_head, layout.n_cells, cells));
+}
+
 }  // namespace
 
 Result<ModelShape> model_shape(const GgufFile& file, std::optional<GgmlType> quant_type) {
@@ -57,6 +77,8 @@ Result<MemoryPrediction> predict_memory(const ModelShape& model, const MemoryInp
   MemoryPrediction p;
   p.weights = in.use_mmap ? model.tensor_bytes : model.file_bytes;
   p.kv = static_cast<uint64_t>(*per_cell) * in.n_ctx;
+  const uint32_t written = in.kv_cells_written == 0 ? in.n_ctx : std::min(in.kv_cells_written, in.n_ctx);
+  p.kv_resident = std::min(p.kv, kv_resident_bytes(layout, written));
   // Context::decode reserves the scratch for its largest piece: min(batch tokens, n_ubatch <= n_batch).
   const uint64_t piece = std::max<uint64_t>(1, std::min({in.max_decode_tokens, in.n_ubatch, in.n_batch}));
   p.compute = forward_scratch_bytes(c, piece) + uint64_t(in.n_outputs) * c.n_vocab * sizeof(float);

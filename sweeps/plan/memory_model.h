@@ -4,7 +4,13 @@
 //   weights: the GGUF tensor table's bytes (memory-mapped: the pages read are the tensor data) or the
 //            whole file (--no-mmap reads it into memory); for a quantization variant of a base model, the
 //            base's tensors re-sized in the target type (matrices whose rows are whole blocks of it).
-//   KV:      the engine's own accounting (kv_bytes_per_cell, engine/context/kv_storage.h) x n_ctx cells.
+//   KV:      the engine's own accounting (kv_bytes_per_cell, engine/context/kv_storage.h) x n_ctx cells:
+//            what the context reserves, and what a full context holds, so what --max-mem must allow for.
+//            The storage is not zeroed, so its pages become resident only when cells are written: a
+//            workload that writes fewer cells than n_ctx has a smaller peak RSS. kv_resident estimates
+//            that (per layer and KV head, K and V each are one block of n_ctx rows; the first written
+//            cells' rows rounded up to 4 KiB pages), and expected_peak_rss() is the figure to compare
+//            with a measured peak (tests/sweeps/memory_model_rss_test.cpp: within 4 MiB + 10%).
 //   compute: the forward pass's activations for the largest piece a decode evaluates (the buffers of
 //            ForwardScratch::reserve, engine/arch/forward.h) plus the logits kept. Not counted: the
 //            attention kernels' per-thread tiles and the quantized copy of the activations (both small
@@ -40,13 +46,18 @@ struct MemoryInputs {
   GgmlType type_k = GgmlType::F16;
   GgmlType type_v = GgmlType::F16;
   bool use_mmap = true;
+  uint32_t kv_cells_written = 0;  // cells the workload writes (its tokens over every sequence); 0: n_ctx
 };
 
 struct MemoryPrediction {
   uint64_t weights = 0;
   uint64_t kv = 0;
   uint64_t compute = 0;
+  uint64_t kv_resident = 0;  // the KV pages the workload's kv_cells_written touch (<= kv)
+  // What the context needs when its cache is full: the figure --max-mem compares.
   uint64_t total() const { return weights + kv + compute; }
+  // The peak RSS to expect from the workload itself (the cells it writes, not the whole reservation).
+  uint64_t expected_peak_rss() const { return weights + kv_resident + compute; }
 };
 
 // Errors when the KV types do not fit the model's head sizes (the engine would refuse the context).

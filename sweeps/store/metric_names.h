@@ -11,4 +11,20 @@ inline constexpr const char* kEndToEndLatencyMs = "e2e_ms";                // re
 inline constexpr const char* kAggregateTokensPerSecond = "aggregate_tps";  // all sequences' tokens / wall time
 inline constexpr const char* kModelLoadMs = "load_ms";
 
+// Per repetition of a trial that generates tokens: bytes of weights read per decode step x steps per second
+// (one step reads every weight once, whatever its number of sequences), and that as a percentage of the
+// host's measured all-core read bandwidth. Once per trial: the KV cache's bytes for the context's cells.
+inline constexpr const char* kWeightReadGBs = "weight_read_gbs";
+inline constexpr const char* kBandwidthPercent = "bandwidth_pct";
+inline constexpr const char* kKvBytes = "kv_bytes";
+
+// Utilization per repetition (sweeps/metrics): the mean CPU busy share of the thread pool's workers (CPU time
+// / wall time, 0..1), and the process's hardware counters when the kernel permits perf_event_open (absent,
+// not zero, otherwise); ipc = instructions / cycles.
+inline constexpr const char* kCpuBusyShare = "cpu_busy_share";
+inline constexpr const char* kInstructions = "instructions";
+inline constexpr const char* kCycles = "cycles";
+inline constexpr const char* kLlcMisses = "llc_misses";
+inline constexpr const char* kInstructionsPerCycle = "ipc";
+
 }  // namespace infertune::metric

@@ -345,4 +345,27 @@ Result<int64_t> ResultsStore::add_recommendation(int64_t sweep_id, std::string_v
   return insert_returning_id(*insert);
 }
 
+Result<int64_t> ResultsStore::replace_recommendation(int64_t sweep_id, std::string_view scenario,
+                                                     std::optional<int64_t> trial_id, std::string_view details_json) {
+  auto transaction = Transaction::begin_immediate(db_);
+  if (!transaction) return transaction.error();
+  auto remove = db_.prepare("DELETE FROM recommendations WHERE sweep_id = ? AND scenario = ?");
+  if (!remove) return remove.error();
+  remove->bind(1, sweep_id).bind(2, scenario);
+  if (Status s = remove->run(); !s) return s.error();
+  auto id = add_recommendation(sweep_id, scenario, trial_id, details_json);
+  if (!id) return id.error();
+  if (Status s = transaction->commit(); !s) return s.error();
+  return *id;
+}
+
+Result<std::optional<int64_t>> ResultsStore::latest_sweep_id() {
+  auto query = db_.prepare("SELECT id FROM sweeps ORDER BY id DESC LIMIT 1");
+  if (!query) return query.error();
+  auto row = query->step();
+  if (!row) return row.error();
+  if (!*row) return std::optional<int64_t>();
+  return std::optional<int64_t>(query->column_int(0));
+}
+
 }  // namespace infertune

@@ -54,6 +54,12 @@ class ResultsStore {
 
   Result<int64_t> add_recommendation(int64_t sweep_id, std::string_view scenario, std::optional<int64_t> trial_id,
                                      std::string_view details_json);
+  // add_recommendation after deleting the sweep's earlier rows of the same scenario, in one transaction
+  // (a re-run of `infertune recommend` replaces what it said before).
+  Result<int64_t> replace_recommendation(int64_t sweep_id, std::string_view scenario, std::optional<int64_t> trial_id,
+                                         std::string_view details_json);
+  // The id of the most recently created sweep, none in an empty store.
+  Result<std::optional<int64_t>> latest_sweep_id();
 
   Database& database() { return db_; }
 

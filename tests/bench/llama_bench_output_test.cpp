@@ -41,6 +41,7 @@ BenchResult pp_row() {
   r.threads_used = 2;
   r.test_time = "2026-01-02T03:04:05Z";
   r.samples_ns = {1'000'000'000, 2'000'000'000, 1'600'000'000};
+  r.gemm = "auto(onednn 5/7 shapes)";
   return r;
 }
 
@@ -50,6 +51,7 @@ BenchResult tg_row() {
   r.test.n_gen = 32;
   r.test.n_depth = 512;
   r.samples_ns = {2'000'000'000, 2'500'000'000};
+  r.gemm = "";  // as for a quantized model: no float-weight products
   return r;
 }
 
@@ -116,6 +118,23 @@ size_t code_points(const std::string& s) {
 }
 
 // A csv line split into its values (every value quoted, quotes doubled).
+// The trimmed cells of a markdown row ("| a | b |"); an escaped "\\|" stays inside its cell.
+std::vector<std::string> cells_of(const std::string& line) {
+  std::vector<std::string> cells;
+  std::string cell;
+  for (size_t i = 1; i < line.size(); ++i) {
+    if (line[i] == '|' && line[i - 1] != '\\') {
+      cell.erase(0, cell.find_first_not_of(' '));
+      cell.erase(cell.find_last_not_of(' ') + 1);
+      cells.push_back(cell);
+      cell.clear();
+    } else {
+      cell += line[i];
+    }
+  }
+  return cells;
+}
+
 std::vector<std::string> csv_values(const std::string& line) {
   std::vector<std::string> values;
   std::string value;
@@ -180,8 +199,8 @@ TEST(BenchOutput, MarkdownIsLlamaBenchsTableWithErrorRows) {
     columns.push_back(cell);
     start = end + 1;
   }
-  EXPECT_EQ(columns, std::vector<std::string>({"model", "size", "params", "backend", "threads", "kernel", "test", "t/s",
-                                               "roofline %", "GOP/s"}));
+  EXPECT_EQ(columns, std::vector<std::string>({"model", "size", "params", "backend", "threads", "kernel", "gemm", "test",
+                                               "t/s", "roofline %", "GOP/s"}));
   EXPECT_EQ(lines[1].rfind("| ---", 0), 0u);
   // Every row of the table as wide as the header (in code points: "±" is one).
   for (size_t i = 1; i < 4; ++i) EXPECT_EQ(code_points(lines[i]), code_points(lines[0])) << lines[i];
@@ -201,6 +220,11 @@ TEST(BenchOutput, MarkdownIsLlamaBenchsTableWithErrorRows) {
             std::string::npos)
       << lines[4];
   EXPECT_NE(text.find("\nbuild: abc1234\n"), std::string::npos);
+  // gemm: what the row's float-weight products ran on, "-" for none.
+  const size_t gemm = static_cast<size_t>(std::find(columns.begin(), columns.end(), "gemm") - columns.begin());
+  EXPECT_EQ(cells_of(lines[2]).at(gemm), "auto(onednn 5/7 shapes)") << lines[2];
+  EXPECT_EQ(cells_of(lines[3]).at(gemm), "-") << lines[3];
+  EXPECT_EQ(cells_of(lines[4]).at(gemm), "-") << lines[4];
 }
 
 TEST(BenchOutput, MarkdownShowsParametersThatWereVaried) {
@@ -225,7 +249,7 @@ TEST(BenchOutput, CsvHasOneHeaderAndOneQuotedRowPerTest) {
     return static_cast<size_t>(std::find(header.begin(), header.end(), name) - header.begin());
   };
   for (const char* name : {"model_filename", "model_type", "model_size", "n_threads", "avg_ns", "avg_ts", "stddev_ts",
-                           "test", "kernel", "n_threads_used", "roofline_pct", "gops"}) {
+                           "test", "kernel", "gemm", "n_threads_used", "roofline_pct", "gops"}) {
     EXPECT_LT(column(name), header.size()) << name;
   }
   const std::vector<std::string> pp = csv_values(lines[1]);
@@ -240,6 +264,9 @@ TEST(BenchOutput, CsvHasOneHeaderAndOneQuotedRowPerTest) {
   EXPECT_EQ(pp[column("error")], "");
   EXPECT_EQ(error[column("avg_ts")], "");
   EXPECT_EQ(error[column("error")], error_row().error);
+  EXPECT_EQ(pp[column("gemm")], "auto(onednn 5/7 shapes)");
+  EXPECT_EQ(csv_values(lines[2])[column("gemm")], "");
+  EXPECT_EQ(error[column("gemm")], "");
 }
 
 TEST(BenchOutput, JsonHasEveryRawSample) {
@@ -261,6 +288,8 @@ TEST(BenchOutput, JsonHasEveryRawSample) {
   EXPECT_TRUE(pp.at("error").is_null());
   EXPECT_TRUE(json[1].at("roofline_pct").is_number());
   EXPECT_EQ(json[1].at("n_depth"), 512);
+  EXPECT_EQ(pp.at("gemm"), "auto(onednn 5/7 shapes)");
+  EXPECT_TRUE(json[1].at("gemm").is_null());
   const auto& error = json[2];
   EXPECT_EQ(error.at("error"), error_row().error);
   EXPECT_TRUE(error.at("avg_ts").is_null());
@@ -277,6 +306,8 @@ TEST(BenchOutput, JsonlIsOneObjectPerLine) {
   const auto first = nlohmann::json::parse(lines[0]);
   EXPECT_EQ(first.at("samples_ns"), nlohmann::json(pp_row().samples_ns));
   EXPECT_EQ(nlohmann::json::parse(lines[1]).at("error"), error_row().error);
+  EXPECT_EQ(first.at("gemm"), "auto(onednn 5/7 shapes)");
+  EXPECT_TRUE(nlohmann::json::parse(lines[1]).at("gemm").is_null());
 }
 
 TEST(BenchOutput, SqlIsAcceptedBySqlite3) {
@@ -300,6 +331,9 @@ TEST(BenchOutput, SqlIsAcceptedBySqlite3) {
   EXPECT_EQ(lines[2], "tg32|missing.gguf|0|null||0");
   const auto count = test::run_command("sqlite3 " + db + " \"SELECT count(*), count(error) FROM llama_bench\"");
   EXPECT_EQ(count.output, "6|2\n");
+  const auto gemm = test::run_command("sqlite3 " + db +
+                                      " \"SELECT coalesce(gemm, 'NULL') FROM llama_bench ORDER BY rowid LIMIT 3\"");
+  EXPECT_EQ(gemm.output, "auto(onednn 5/7 shapes)\nNULL\nNULL\n");
 }
 
 }  // namespace

@@ -333,6 +333,31 @@ TEST_P(BatchDecodeTest, BadBatchesAreInvalidBatchFailures) {
   EXPECT_FALSE(ctx.logits_ith(3).ok());
 }
 
+// A position a sequence already holds (in the cache or earlier in the batch) is refused, naming it; the
+// same position of another sequence, or after seq_rm, is fine.
+TEST_P(BatchDecodeTest, PositionsASequenceHoldsAreRefused) {
+  Context ctx = context({.n_ctx = 32, .n_batch = 8, .n_seq_max = 2});
+  ASSERT_TRUE(ctx.decode(Batch::of_sequence(prompt(3, 1), 0, 0, true)).ok());  // seq 0: positions 0-2
+  Batch twice;
+  twice.add(5, 3, {1}, false);
+  twice.add(6, 3, {1}, true);
+  Status s = ctx.decode(twice);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.error().message, HasSubstr("position 3 of sequence 1 appears twice in the batch (indices 0 and 1)"));
+  EXPECT_EQ(ctx.last_failure(), DecodeFailure::InvalidBatch);
+  Batch cached;
+  cached.add(7, 3, {0}, false);
+  cached.add(8, 2, {0, 1}, true);
+  s = ctx.decode(cached);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.error().message, HasSubstr("position 2 of sequence 0 at batch index 1 is already in the KV cache"));
+  EXPECT_EQ(ctx.kv_cache().n_used(), 3u);
+  ASSERT_TRUE(ctx.decode(Batch::of_sequence(prompt(3, 4), 1, 0, true)).ok());  // seq 1 may use 0-2
+  ASSERT_TRUE(ctx.kv_cache().seq_rm(0, 2, -1).ok());
+  EXPECT_TRUE(ctx.decode(Batch::of_sequence(prompt(1, 9), 0, 2, true)).ok());  // recompute after seq_rm
+  EXPECT_EQ(ctx.kv_cache().n_used(), 6u);
+}
+
 // The convenience decode splits a prompt longer than -b into several batches with the same result.
 TEST_P(BatchDecodeTest, LongPromptsAreSplitIntoLogicalBatches) {
   const std::vector<int32_t> tokens = prompt(23, 16);

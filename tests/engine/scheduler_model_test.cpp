@@ -107,11 +107,10 @@ TEST_P(SchedulerModelTest, RejectsWhatCannotRun) {
   EXPECT_EQ(results->front().tokens.size(), 2u);
 }
 
-// f32 only: the equality needs kernels whose per-token results do not depend on how many tokens share a
-// batch (a preempted request recomputes its history in one batch). The quantized matmuls' tiled path (from
-// kMinPanelTokens tokens) currently differs from the per-token one by ~0.1 in the logits on
-// fixture-llama-Q4_0, which flips a greedy token; add "fixture-llama-Q4_0" here once they agree.
-INSTANTIATE_TEST_SUITE_P(Fixtures, SchedulerModelTest, ::testing::Values("fixture-llama-f32"), [](const auto& info) {
+// The equality needs kernels whose per-token results do not depend on how many tokens share a batch (a
+// preempted request recomputes its history in one batch): the f32 kernels, and since the one-token and
+// the tiled quantized matmuls do the same arithmetic per (row, token), the quantized ones too.
+INSTANTIATE_TEST_SUITE_P(Fixtures, SchedulerModelTest, ::testing::Values("fixture-llama-f32", "fixture-llama-Q4_0", "fixture-llama-Q8_0"), [](const auto& info) {
   std::string name = info.param;
   std::replace(name.begin(), name.end(), '-', '_');
   return name;

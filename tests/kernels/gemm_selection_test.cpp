@@ -248,5 +248,43 @@ TEST(RunFloatGemmTest, OnednnModeUsesOnednnOrExplainsWhyNot) {
   for (float v : y) EXPECT_FLOAT_EQ(v, 4.0f);  // 8 x 0.5 x 1
 }
 
+// What bench reports per row: the shapes computed between two snapshots, and how many ran on oneDNN.
+TEST_F(GemmSelectionTest, UsageCountsTheShapesEachBackendRanBetweenSnapshots) {
+  GemmSelector s = selector(GemmMode::automatic);
+  fake.own_cost = 1.0;
+  fake.onednn_cost = 3.0;
+  ASSERT_TRUE(run(s, problem(32, GgmlType::F32, 8)).ok());  // own wins this shape
+  const std::vector<GemmShapeRuns> before = s.shape_runs();
+  ASSERT_EQ(before.size(), 1u);
+  EXPECT_EQ(before[0].own, 1u);  // the measurement samples are not counted
+  EXPECT_EQ(before[0].onednn, 0u);
+  EXPECT_EQ(gemm_usage_text(gemm_usage_between(s.mode(), before, s.shape_runs())), "") << "nothing ran since";
+
+  fake.own_cost = 3.0;
+  fake.onednn_cost = 1.0;
+  ASSERT_TRUE(run(s, problem(32, GgmlType::F32, 8)).ok());   // kept: own
+  ASSERT_TRUE(run(s, problem(32, GgmlType::F32, 16)).ok());  // new shape: oneDNN wins
+  ASSERT_TRUE(run(s, problem(32, GgmlType::F32, 16)).ok());
+  ASSERT_TRUE(run(s, problem(64, GgmlType::F32, 16)).ok());  // another token bucket: a shape of its own
+  const GemmUsage usage = gemm_usage_between(s.mode(), before, s.shape_runs());
+  EXPECT_EQ(usage.shapes, 3u);
+  EXPECT_EQ(usage.onednn_shapes, 2u);
+  EXPECT_EQ(gemm_usage_text(usage), "auto(onednn 2/3 shapes)");
+  // From the start: the first shape's run before the snapshot counts too, still 3 shapes.
+  EXPECT_EQ(gemm_usage_text(gemm_usage_between(s.mode(), {}, s.shape_runs())), "auto(onednn 2/3 shapes)");
+}
+
+TEST_F(GemmSelectionTest, UsageTextNamesAForcedModesBackend) {
+  GemmSelector own = selector(GemmMode::own);
+  ASSERT_TRUE(run(own, problem(32)).ok());
+  EXPECT_EQ(gemm_usage_text(gemm_usage_between(own.mode(), {}, own.shape_runs())), "own");
+  GemmSelector onednn = selector(GemmMode::onednn);
+  ASSERT_TRUE(run(onednn, problem(32)).ok());
+  ASSERT_TRUE(run(onednn, problem(8, GgmlType::F32, 32)).ok());
+  EXPECT_EQ(gemm_usage_text(gemm_usage_between(onednn.mode(), {}, onednn.shape_runs())), "onednn");
+  EXPECT_EQ(gemm_usage_text({GemmMode::onednn, 3, 1}), "onednn(onednn 1/3 shapes)");
+  EXPECT_EQ(gemm_usage_text({GemmMode::automatic, 0, 0}), "");
+}
+
 }  // namespace
 }  // namespace infertune

@@ -10,7 +10,10 @@
 //   1.01x that, plus 1e-5 * sum |w| |x| for float rounding of the per-block scaling and the final sums.
 // - Float types (F32, F16, BF16) see the same weights and activations as the reference (both round F16 /
 //   BF16 activations to the weight type); only float accumulation differs from the reference's double:
-//   1e-5 * sum |w| |x| covers it for these row lengths.
+//   1e-5 * sum |w| |x| covers it for these row lengths (VDPBF16PS, avx512vnni's BF16 kernel where the CPU
+//   has avx512-bf16, adds each lane's pair of products in f32: also only an order of float sums). Their row
+//   lengths leave partial vector steps of every size class (1, 7, 33, 100, 1000) and none (2048).
+// On such a CPU the avx512vnni variant's other BF16 kernel (bf16 widened by shifts) is checked as well.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/matmul/avx512/matmul_avx512bf16.h"
+#include "kernels/matmul/avx512/matmul_avx512vnni.h"
 #include "kernels/matmul/matmul.h"
 #include "kernels/matmul/matmul_registry.h"
 #include "kernels/matmul/scalar_matmul.h"
@@ -41,6 +46,9 @@ std::vector<SimdCase> simd_cases() {
   for (const MatmulVariant& v : compiled_matmul_variants()) {
     if (v.name == "scalar" || (v.available && !v.available())) continue;
     for (const MatmulKernel& k : v.kernels()) cases.push_back({std::string(v.name), k.type, k.fn});
+    if (v.name == "avx512vnni" && avx512bf16_dot_kernel()) {
+      cases.push_back({"avx512vnni_widening", GgmlType::BF16, avx512vnni_bf16_widening_kernel()});
+    }
   }
   return cases;
 }

@@ -8,9 +8,9 @@
 //    kernel itself: the same codes, so bit-identical results;
 //  - rows split between callers at arbitrary boundaries give bit-identical results (a row's result depends
 //    only on its row and the tokens);
-//  - a token's results are the same bits whatever batch it is in (alone: matvec; 5 tokens: matvec; 6, 17,
-//    33: tiled, at any lane) and whichever SIMD variant runs (the integer sums are exact, and every path
-//    applies the same float operations in the same order).
+//  - a token's results are the same bits whatever batch it is in (alone: matvec; 2-7 tokens: matvec in
+//    passes of up to 4 tokens; 8, 17, 33: tiled, at any lane) and whichever SIMD variant runs (the integer
+//    sums are exact, and every path applies the same float operations in the same order).
 //
 // Tolerance (as in matmul_simd_accuracy_test.cpp): activation quantization moves each x[i] by at most
 // amax_block / 254, so the result may move by at most sum_blocks (amax_block / 254) * sum |w[i]| (1.01x
@@ -230,8 +230,10 @@ TEST_P(TiledMatmulTest, BatchCompositionDoesNotChangeBits) {
   const size_t n_cols = ggml_type_traits(GetParam().type).block_elements == 32 ? 288 : 512;
   const Problem p(GetParam().type, 13, n_cols, 40, 2, 77);
   const std::vector<float> all = run(p, nullptr);
-  // (first token, batch size): alone, matvec batches, tiled batches with the tokens at other lanes.
-  const std::pair<size_t, size_t> batches[] = {{0, 1}, {7, 1}, {39, 1}, {3, 5}, {0, 6}, {5, 17}, {7, 33}, {1, 39}};
+  // (first token, batch size): alone, matvec batches of every pass size and split into passes (2-8
+  // tokens, below and above kMinPanelTokens), tiled batches with the tokens at other lanes.
+  const std::pair<size_t, size_t> batches[] = {{0, 1},  {7, 1},  {39, 1}, {0, 2},  {9, 3},  {11, 4}, {3, 5},
+                                               {20, 5}, {0, 6},  {14, 7}, {32, 8}, {5, 17}, {7, 33}, {1, 39}};
   for (const auto& [first, n] : batches) {
     const std::vector<float> sub = run_sub_batch(fn_, GetParam().type, p, first, n);
     for (size_t t = 0; t < n; ++t) {
@@ -264,7 +266,7 @@ TEST(TiledMatmulVariants, VariantsAgreeBitForBit) {
   if (variants.size() < 2) GTEST_SKIP() << "fewer than two SIMD matmul variants run on this CPU";
   for (GgmlType type : kIntegerTypes) {
     const size_t n_cols = ggml_type_traits(type).block_elements == 32 ? 352 : 768;
-    for (size_t n_tokens : {1, 20}) {
+    for (size_t n_tokens : {1, 5, 20}) {
       const Problem p(type, 11, n_cols, n_tokens, 0, 5);
       std::vector<std::vector<float>> results;
       for (const std::string& name : variants) {

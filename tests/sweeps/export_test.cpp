@@ -52,17 +52,17 @@ void write_golden_store(const std::filesystem::path& path) {
 }
 
 constexpr std::string_view kGoldenCsv =
-    R"(sweep_id,trial_id,status,reason,config_hash,model,config,pp_tps,pp_tps_ci95,tg_tps,tg_tps_ci95,ttft_ms,itl_p50_ms,itl_p95_ms,aggregate_tps,load_ms,predicted_peak_rss_bytes,peak_rss_bytes,started_at,finished_at,duration_s
-1,1,ok,,aaaa,/models/tiny q4.gguf,"{""model"":""tiny, q4"",""threads"":2}",250,0,12.5,,50,10,20,,125,1000,1200,2025-06-01T12:00:00.000Z,2025-06-01T12:00:02.250Z,2.25
+    R"(sweep_id,trial_id,status,reason,config_hash,model,config,pp_tps,pp_tps_ci95,tg_tps,tg_tps_ci95,ttft_ms,itl_p50_ms,itl_p95_ms,aggregate_tps,load_ms,predicted_peak_rss_bytes,peak_rss_bytes,started_at,finished_at,duration_s,quant,workload,n_prompt,n_gen,depth,threads,threads_batch,n_gpu_layers,n_ctx,n_batch,n_ubatch,n_parallel,type_k,type_v,flash_attn,mmap,numa,cpu_mask,ttft_p95_ms,itl_p99_ms,e2e_ms,e2e_p95_ms,aggregate_tps_ci95,cpu_busy_share,weight_read_gbs,bandwidth_pct,kv_bytes,instructions,cycles,llc_misses,ipc,model_bytes
+1,1,ok,,aaaa,/models/tiny q4.gguf,"{""model"":""tiny, q4"",""threads"":2}",250,0,12.5,,50,10,20,,125,1000,1200,2025-06-01T12:00:00.000Z,2025-06-01T12:00:02.250Z,2.25,,,,,,2,,,,,,,,,,,,,59,20,,,,,,,,,,,,4096
 1,2,failed,"exit status 1: ""bad | input"", see log
-second line",bbbb,,"{""threads"":4}",,,,,,,,,,,,,,
+second line",bbbb,,"{""threads"":4}",,,,,,,,,,,,,,,,,,,,4,,,,,,,,,,,,,,,,,,,,,,,,,,
 )";
 
 constexpr std::string_view kGoldenMarkdown =
-    R"(| sweep_id | trial_id | status | reason | config_hash | model | config | pp_tps | pp_tps_ci95 | tg_tps | tg_tps_ci95 | ttft_ms | itl_p50_ms | itl_p95_ms | aggregate_tps | load_ms | predicted_peak_rss_bytes | peak_rss_bytes | started_at | finished_at | duration_s |
-|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
-| 1 | 1 | ok | | aaaa | /models/tiny q4.gguf | {"model":"tiny, q4","threads":2} | 250.00 | 0.00 | 12.50 | | 50.00 | 10.00 | 20.00 | | 125.00 | 1000 | 1200 | 2025-06-01T12:00:00.000Z | 2025-06-01T12:00:02.250Z | 2.25 |
-| 1 | 2 | failed | exit status 1: "bad \| input", see log second line | bbbb | | {"threads":4} | | | | | | | | | | | | | | |
+    R"(| sweep_id | trial_id | status | reason | config_hash | model | config | pp_tps | pp_tps_ci95 | tg_tps | tg_tps_ci95 | ttft_ms | itl_p50_ms | itl_p95_ms | aggregate_tps | load_ms | predicted_peak_rss_bytes | peak_rss_bytes | started_at | finished_at | duration_s | quant | workload | n_prompt | n_gen | depth | threads | threads_batch | n_gpu_layers | n_ctx | n_batch | n_ubatch | n_parallel | type_k | type_v | flash_attn | mmap | numa | cpu_mask | ttft_p95_ms | itl_p99_ms | e2e_ms | e2e_p95_ms | aggregate_tps_ci95 | cpu_busy_share | weight_read_gbs | bandwidth_pct | kv_bytes | instructions | cycles | llc_misses | ipc | model_bytes |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
+| 1 | 1 | ok | | aaaa | /models/tiny q4.gguf | {"model":"tiny, q4","threads":2} | 250.00 | 0.00 | 12.50 | | 50.00 | 10.00 | 20.00 | | 125.00 | 1000 | 1200 | 2025-06-01T12:00:00.000Z | 2025-06-01T12:00:02.250Z | 2.25 | | | | | | 2 | | | | | | | | | | | | | 59.00 | 20.00 | | | | | | | | | | | | 4096 |
+| 1 | 2 | failed | exit status 1: "bad \| input", see log second line | bbbb | | {"threads":4} | | | | | | | | | | | | | | | | | | | | 4 | | | | | | | | | | | | | | | | | | | | | | | | | | |
 )";
 
 constexpr std::string_view kGoldenJson = R"([
@@ -90,7 +90,39 @@ constexpr std::string_view kGoldenJson = R"([
     "peak_rss_bytes": 1200,
     "started_at": "2025-06-01T12:00:00.000Z",
     "finished_at": "2025-06-01T12:00:02.250Z",
-    "duration_s": 2.25
+    "duration_s": 2.25,
+    "quant": null,
+    "workload": null,
+    "n_prompt": null,
+    "n_gen": null,
+    "depth": null,
+    "threads": 2,
+    "threads_batch": null,
+    "n_gpu_layers": null,
+    "n_ctx": null,
+    "n_batch": null,
+    "n_ubatch": null,
+    "n_parallel": null,
+    "type_k": null,
+    "type_v": null,
+    "flash_attn": null,
+    "mmap": null,
+    "numa": null,
+    "cpu_mask": null,
+    "ttft_p95_ms": 59.0,
+    "itl_p99_ms": 20.0,
+    "e2e_ms": null,
+    "e2e_p95_ms": null,
+    "aggregate_tps_ci95": null,
+    "cpu_busy_share": null,
+    "weight_read_gbs": null,
+    "bandwidth_pct": null,
+    "kv_bytes": null,
+    "instructions": null,
+    "cycles": null,
+    "llc_misses": null,
+    "ipc": null,
+    "model_bytes": 4096
   },
   {
     "sweep_id": 1,
@@ -115,7 +147,39 @@ constexpr std::string_view kGoldenJson = R"([
     "peak_rss_bytes": null,
     "started_at": null,
     "finished_at": null,
-    "duration_s": null
+    "duration_s": null,
+    "quant": null,
+    "workload": null,
+    "n_prompt": null,
+    "n_gen": null,
+    "depth": null,
+    "threads": 4,
+    "threads_batch": null,
+    "n_gpu_layers": null,
+    "n_ctx": null,
+    "n_batch": null,
+    "n_ubatch": null,
+    "n_parallel": null,
+    "type_k": null,
+    "type_v": null,
+    "flash_attn": null,
+    "mmap": null,
+    "numa": null,
+    "cpu_mask": null,
+    "ttft_p95_ms": null,
+    "itl_p99_ms": null,
+    "e2e_ms": null,
+    "e2e_p95_ms": null,
+    "aggregate_tps_ci95": null,
+    "cpu_busy_share": null,
+    "weight_read_gbs": null,
+    "bandwidth_pct": null,
+    "kv_bytes": null,
+    "instructions": null,
+    "cycles": null,
+    "llc_misses": null,
+    "ipc": null,
+    "model_bytes": null
   }
 ]
 )";

@@ -1,5 +1,6 @@
-// The schema and its forward migrations: creation, reopening, a later migration (a fake version 2), a
-// database newer than the code, and a migration that fails half-way.
+// The schema and its forward migrations: creation, reopening, a later migration (a fake version after the
+// last real one), a database newer than the code, and a migration that fails half-way. Upgrading files
+// written by earlier versions (v1 -> v2) is in store_upgrade_test.cpp.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -29,23 +30,26 @@ int64_t scalar(Database& db, const std::string& sql) {
   return q->column_int(0);
 }
 
-std::vector<Migration> with_fake_version_2() {
+const int kLatest = store_schema_version();
+
+std::vector<Migration> with_fake_next_version() {
   std::vector<Migration> list(store_migrations().begin(), store_migrations().end());
-  list.push_back({2, "trial notes", "ALTER TABLE trials ADD COLUMN note TEXT; CREATE TABLE notes_seen (x INTEGER);"});
+  list.push_back(
+      {kLatest + 1, "trial notes", "ALTER TABLE trials ADD COLUMN note TEXT; CREATE TABLE notes_seen (x INTEGER);"});
   return list;
 }
 
-TEST(StoreSchema, MigrationOneCreatesEveryTableAndTheView) {
+TEST(StoreSchema, OpeningCreatesEveryTableAndTheView) {
   auto store = ResultsStore::open(test::temp_dir() / "r.db");
   ASSERT_TRUE(store) << store.error().message;
   Database& db = store->database();
-  EXPECT_EQ(*schema_version(db), 1);
-  EXPECT_EQ(store_schema_version(), 1);
+  EXPECT_EQ(store_schema_version(), 2);
+  EXPECT_EQ(*schema_version(db), 2);
   const std::set<std::string> expected = {"schema_version", "hosts",   "builds",  "models",         "sweeps",
                                           "trials",         "samples", "metrics", "recommendations"};
   EXPECT_EQ(schema_objects(db, "table"), expected);
   EXPECT_EQ(schema_objects(db, "view"), std::set<std::string>{"trial_summary"});
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM schema_version"), 1);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM schema_version"), 2);
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM trial_summary"), 0);
 }
 
@@ -64,7 +68,7 @@ TEST(StoreSchema, ReopeningKeepsDataAndDoesNotMigrateAgain) {
   }
   auto reopened = ResultsStore::open(path, {.create = false});
   ASSERT_TRUE(reopened) << reopened.error().message;
-  EXPECT_EQ(scalar(reopened->database(), "SELECT count(*) FROM schema_version"), 1);
+  EXPECT_EQ(scalar(reopened->database(), "SELECT count(*) FROM schema_version"), kLatest);
   auto trials = reopened->trials(sweep);
   ASSERT_TRUE(trials);
   EXPECT_EQ(trials->size(), 1u);
@@ -79,18 +83,18 @@ TEST(StoreSchema, LaterMigrationAppliesOnTopOfExistingData) {
   }
   auto db = Database::open(path);
   ASSERT_TRUE(db);
-  const auto migrations = with_fake_version_2();
+  const auto migrations = with_fake_next_version();
   ASSERT_TRUE(migrate(*db, migrations));
-  EXPECT_EQ(*schema_version(*db), 2);
-  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM schema_version"), 2);
+  EXPECT_EQ(*schema_version(*db), kLatest + 1);
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM schema_version"), kLatest + 1);
   EXPECT_EQ(scalar(*db, "SELECT count(*) FROM trials WHERE note IS NULL"), 1);  // the row survived, with the column
   EXPECT_TRUE(schema_objects(*db, "table").count("notes_seen"));
   ASSERT_TRUE(migrate(*db, migrations));  // idempotent
-  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM schema_version"), 2);
+  EXPECT_EQ(scalar(*db, "SELECT count(*) FROM schema_version"), kLatest + 1);
 }
 
 TEST(StoreSchema, FromEveryEarlierVersionToTheLatest) {
-  const auto migrations = with_fake_version_2();
+  const auto migrations = with_fake_next_version();
   for (size_t start = 0; start < migrations.size(); ++start) {
     const auto path = test::temp_dir() / ("from" + std::to_string(start) + ".db");
     auto db = Database::open(path);
@@ -98,7 +102,7 @@ TEST(StoreSchema, FromEveryEarlierVersionToTheLatest) {
     ASSERT_TRUE(migrate(*db, std::span(migrations).first(start)));
     EXPECT_EQ(*schema_version(*db), static_cast<int>(start));
     ASSERT_TRUE(migrate(*db, migrations)) << "from version " << start;
-    EXPECT_EQ(*schema_version(*db), 2);
+    EXPECT_EQ(*schema_version(*db), kLatest + 1);
     EXPECT_EQ(scalar(*db, "SELECT count(*) FROM pragma_table_info('trials') WHERE name = 'note'"), 1);
   }
 }
@@ -108,11 +112,12 @@ TEST(StoreSchema, ADatabaseNewerThanTheCodeIsRefused) {
   {
     auto db = Database::open(path);
     ASSERT_TRUE(db);
-    ASSERT_TRUE(migrate(*db, with_fake_version_2()));
+    ASSERT_TRUE(migrate(*db, with_fake_next_version()));
   }
   auto store = ResultsStore::open(path);
   ASSERT_FALSE(store);
-  EXPECT_NE(store.error().message.find("schema version 2 is newer"), std::string::npos) << store.error().message;
+  const std::string newer = "schema version " + std::to_string(kLatest + 1) + " is newer";
+  EXPECT_NE(store.error().message.find(newer), std::string::npos) << store.error().message;
   EXPECT_NE(store.error().message.find(path.string()), std::string::npos) << store.error().message;
 }
 
@@ -121,12 +126,14 @@ TEST(StoreSchema, AFailingMigrationLeavesThePreviousVersionWhole) {
   auto db = Database::open(path);
   ASSERT_TRUE(db);
   std::vector<Migration> list(store_migrations().begin(), store_migrations().end());
-  list.push_back({2, "broken", "CREATE TABLE half_done (x INTEGER); ALTER TABLE no_such_table ADD COLUMN y TEXT;"});
+  list.push_back(
+      {kLatest + 1, "broken", "CREATE TABLE half_done (x INTEGER); ALTER TABLE no_such_table ADD COLUMN y TEXT;"});
   Status s = migrate(*db, list);
   ASSERT_FALSE(s);
-  EXPECT_NE(s.error().message.find("schema version 2 (broken)"), std::string::npos) << s.error().message;
+  const std::string failed = "schema version " + std::to_string(kLatest + 1) + " (broken)";
+  EXPECT_NE(s.error().message.find(failed), std::string::npos) << s.error().message;
   EXPECT_NE(s.error().message.find("no_such_table"), std::string::npos) << s.error().message;
-  EXPECT_EQ(*schema_version(*db), 1);
+  EXPECT_EQ(*schema_version(*db), kLatest);
   EXPECT_FALSE(schema_objects(*db, "table").count("half_done"));
 }
 

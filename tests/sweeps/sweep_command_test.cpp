@@ -1,7 +1,8 @@
 // `infertune sweep` end to end: the dry-run plan from a YAML spec and from flags, errors naming the flag
-// or line, and a clear failure (no fake run) without --dry-run.
+// or line, and a run whose model is missing.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "test_support.h"
@@ -38,10 +39,13 @@ TEST(SweepCommand, BadFlagIsNamed) {
   EXPECT_NE(r.output.find("-ctk: 'q9'"), std::string::npos) << r.output;
 }
 
-TEST(SweepCommand, WithoutDryRunSaysExecutionIsNotImplemented) {
-  const auto r = test::run_command(test::infertune_binary() + " sweep -m " + model() + " 2>&1");
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.output.find("not implemented yet"), std::string::npos) << r.output;
+TEST(SweepCommand, RunWithAMissingModelNamesItAndRecordsNothing) {
+  const auto db = test::temp_dir() / "results.db";
+  const auto r =
+      test::run_command(test::infertune_binary() + " sweep -m /nonexistent/m.gguf --db " + db.string() + " 2>&1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("/nonexistent/m.gguf"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(db)) << "a spec that cannot be planned leaves no database";
 }
 
 }  // namespace

@@ -10,7 +10,9 @@
 // alike, so a token's result is the same bits whatever batch it is computed in. Each traits struct has:
 //   kBytes, kSub                 bytes per super-block; values per integer sub-block scale (16 or 32)
 //   kDOffset, kDminOffset        byte offsets of the f16 d and dmin (-1: no separate min)
-//   sums<Isa>(w, x, I, M)        the integer terms as 8-lane vectors whose lane sums are I and M
+//   sums<Isa, T>(w, x, I, M)     the integer terms of one super-block w with T activation blocks x[t], as
+//                                8-lane vectors whose lane sums are I[t] and M[t]: each code vector is
+//                                unpacked once and multiplied with every token's codes (small batches)
 // and for the tiled kernels (x86_tile_kernels.h), which get S from the activation panels as int16 pairs:
 //   kPairValues<Isa>             values per coefficient pair (32: pairs of 16-value groups, 64: of 32-value
 //                                groups; 0: no offset term)
@@ -110,13 +112,39 @@ inline void q5k_high_bits(const uint8_t* qh, int c, __m256i& lo, __m256i& hi) {
   hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(high, 1), one), 4));
 }
 
-// The 8 scales of Q4_K / Q5_K as int16 in both lanes, and the min term's lane vector madd(S16, mins).
-inline __m256i q4k_scales_and_mins(const uint8_t* w, const BlockQ8K& x, __m256i& M) {
+// The 8 scales of Q4_K / Q5_K as int16 in both lanes, and the mins as int16 pairs m0 m0 m1 m1 .. to multiply
+// (madd) with the 16 group sums S16.
+inline __m256i q4k_scales_and_mins(const uint8_t* w, __m256i& mins16) {
   uint8_t sc[8], mn[8];
   unpack_scales_mins(w + 4, sc, mn);
   const __m128i mins8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(mn));
-  M = _mm256_madd_epi16(load256(x.bsums), _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mins8, mins8)));  // m0 m0 m1..
+  mins16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mins8, mins8));
   return _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sc))));
+}
+
+// I[t] += the scaled dot of one code vector with token t's 32 codes at byte `at` of its q8_K block.
+template <class Isa, int T>
+inline void dot_tokens(__m256i (&I)[T], __m256i codes, const BlockQ8K* const (&x)[T], size_t at, __m256i scale16) {
+  for (int t = 0; t < T; ++t) I[t] = Isa::dot_scaled(I[t], codes, load256(x[t]->qs + at), scale16);
+}
+
+// out[t] = madd(S16 of token t, coefs): per-group offsets or min terms, 8 lanes.
+template <int T>
+inline void group_sum_terms(__m256i (&out)[T], const BlockQ8K* const (&x)[T], __m256i coefs16) {
+  for (int t = 0; t < T; ++t) out[t] = _mm256_madd_epi16(load256(x[t]->bsums), coefs16);
+}
+
+// The 16-value-group formats (Q2_K, Q3_K, Q6_K): half h's four code vectors (kHalf(w, h, q)) dotted with every
+// token, sub-block scales from scales16 [16].
+template <class Isa, int T, auto kHalf>
+inline void group16_dots(const uint8_t* w, __m256i scales16, const BlockQ8K* const (&x)[T], __m256i (&I)[T]) {
+  for (int t = 0; t < T; ++t) I[t] = _mm256_setzero_si256();
+  for (int h = 0; h < 2; ++h) {
+    const __m256i hs = half_scales(scales16, h);
+    __m256i q[4];
+    kHalf(w, h, q);
+    for (int k = 0; k < 4; ++k) dot_tokens<Isa, T>(I, q[k], x, 128 * h + 32 * k, _mm256_shuffle_epi8(hs, pair_pick(k)));
+  }
 }
 
 inline void q4k_unpack_scales(const uint8_t* w, int32_t* scales, int32_t* coefs, float& d, float& neg_dmin) {
@@ -153,15 +181,17 @@ struct Q45KFormat {
     }
   }
 
-  template <class Isa>
-  static void sums(const uint8_t* w, const BlockQ8K& x, __m256i& I, __m256i& M) {
-    const __m256i scales16 = q4k_scales_and_mins(w, x, M);
-    I = _mm256_setzero_si256();
+  template <class Isa, int T>
+  static void sums(const uint8_t* w, const BlockQ8K* const (&x)[T], __m256i (&I)[T], __m256i (&M)[T]) {
+    __m256i mins16;
+    const __m256i scales16 = q4k_scales_and_mins(w, mins16);
+    group_sum_terms<T>(M, x, mins16);
+    for (int t = 0; t < T; ++t) I[t] = _mm256_setzero_si256();
     for (int c = 0; c < 4; ++c) {
       __m256i lo, hi;
       chunk(w, c, lo, hi);
-      I = Isa::dot_scaled(I, lo, load256(x.qs + 64 * c), _mm256_shuffle_epi8(scales16, word_pick(2 * c)));
-      I = Isa::dot_scaled(I, hi, load256(x.qs + 64 * c + 32), _mm256_shuffle_epi8(scales16, word_pick(2 * c + 1)));
+      dot_tokens<Isa, T>(I, lo, x, 64 * c, _mm256_shuffle_epi8(scales16, word_pick(2 * c)));
+      dot_tokens<Isa, T>(I, hi, x, 64 * c + 32, _mm256_shuffle_epi8(scales16, word_pick(2 * c + 1)));
     }
   }
   template <class Isa>
@@ -205,21 +235,15 @@ struct Q6KFormat {
   template <class Isa>
   static constexpr bool kSigned = false;
 
-  template <class Isa>
-  static void sums(const uint8_t* w, const BlockQ8K& x, __m256i& I, __m256i& M) {
+  template <class Isa, int T>
+  static void sums(const uint8_t* w, const BlockQ8K* const (&x)[T], __m256i (&I)[T], __m256i (&M)[T]) {
     const __m256i scales16 = _mm256_cvtepi8_epi16(load128(w + 192));  // [16] group scales
-    const __m256i offset = _mm256_madd_epi16(load256(x.bsums), scales16);
-    I = _mm256_setzero_si256();
-    for (int h = 0; h < 2; ++h) {
-      const __m256i hs = half_scales(scales16, h);
-      __m256i q[4];
-      q6k_half(w, h, q);
-      for (int k = 0; k < 4; ++k) {
-        I = Isa::dot_scaled(I, q[k], load256(x.qs + 128 * h + 32 * k), _mm256_shuffle_epi8(hs, pair_pick(k)));
-      }
+    group16_dots<Isa, T, q6k_half>(w, scales16, x, I);
+    group_sum_terms<T>(M, x, scales16);  // the offsets, then no min term
+    for (int t = 0; t < T; ++t) {
+      I[t] = _mm256_sub_epi32(I[t], _mm256_slli_epi32(M[t], 5));
+      M[t] = _mm256_setzero_si256();
     }
-    I = _mm256_sub_epi32(I, _mm256_slli_epi32(offset, 5));
-    M = _mm256_setzero_si256();
   }
   template <class Isa>
   static void unpack(const uint8_t* w, uint8_t* codes, int32_t* scales, int32_t* coefs, float& d, float& neg_dmin) {
@@ -260,21 +284,15 @@ struct Q3KFormat {
   template <class Isa>
   static constexpr bool kSigned = false;
 
-  template <class Isa>
-  static void sums(const uint8_t* w, const BlockQ8K& x, __m256i& I, __m256i& M) {
+  template <class Isa, int T>
+  static void sums(const uint8_t* w, const BlockQ8K* const (&x)[T], __m256i (&I)[T], __m256i (&M)[T]) {
     const __m256i scales16 = q3_scales16(w + 96);
-    const __m256i offset = _mm256_madd_epi16(load256(x.bsums), scales16);
-    I = _mm256_setzero_si256();
-    for (int h = 0; h < 2; ++h) {
-      const __m256i hs = half_scales(scales16, h);
-      __m256i q[4];
-      q3k_half(w, h, q);
-      for (int k = 0; k < 4; ++k) {
-        I = Isa::dot_scaled(I, q[k], load256(x.qs + 128 * h + 32 * k), _mm256_shuffle_epi8(hs, pair_pick(k)));
-      }
+    group16_dots<Isa, T, q3k_half>(w, scales16, x, I);
+    group_sum_terms<T>(M, x, scales16);  // the offsets, then no min term
+    for (int t = 0; t < T; ++t) {
+      I[t] = _mm256_sub_epi32(I[t], _mm256_slli_epi32(M[t], 2));
+      M[t] = _mm256_setzero_si256();
     }
-    I = _mm256_sub_epi32(I, _mm256_slli_epi32(offset, 2));
-    M = _mm256_setzero_si256();
   }
   template <class Isa>
   static void unpack(const uint8_t* w, uint8_t* codes, int32_t* scales, int32_t* coefs, float& d, float& neg_dmin) {
@@ -310,21 +328,13 @@ struct Q2KFormat {
   template <class Isa>
   static constexpr bool kSigned = false;
 
-  template <class Isa>
-  static void sums(const uint8_t* w, const BlockQ8K& x, __m256i& I, __m256i& M) {
+  template <class Isa, int T>
+  static void sums(const uint8_t* w, const BlockQ8K* const (&x)[T], __m256i (&I)[T], __m256i (&M)[T]) {
     const __m128i packed = load128(w);
     const __m128i low4 = _mm_set1_epi8(0x0F);
     const __m256i scales16 = _mm256_cvtepu8_epi16(_mm_and_si128(packed, low4));
-    M = _mm256_madd_epi16(load256(x.bsums), _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), low4)));
-    I = _mm256_setzero_si256();
-    for (int h = 0; h < 2; ++h) {
-      const __m256i hs = half_scales(scales16, h);
-      __m256i q[4];
-      q2k_half(w, h, q);
-      for (int k = 0; k < 4; ++k) {
-        I = Isa::dot_scaled(I, q[k], load256(x.qs + 128 * h + 32 * k), _mm256_shuffle_epi8(hs, pair_pick(k)));
-      }
-    }
+    group_sum_terms<T>(M, x, _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), low4)));
+    group16_dots<Isa, T, q2k_half>(w, scales16, x, I);
   }
   template <class Isa>
   static void unpack(const uint8_t* w, uint8_t* codes, int32_t* scales, int32_t* coefs, float& d, float& neg_dmin) {
@@ -360,17 +370,20 @@ struct Iq4XsFormat {
   template <class Isa>
   static constexpr int kFold = 1;
 
-  template <class Isa>
-  static void sums(const uint8_t* w, const BlockQ8K& x, __m256i& I, __m256i& M) {
+  template <class Isa, int T>
+  static void sums(const uint8_t* w, const BlockQ8K* const (&x)[T], __m256i (&I)[T], __m256i (&M)[T]) {
     const __m256i table = iq4_table();
-    I = _mm256_setzero_si256();
+    for (int t = 0; t < T; ++t) I[t] = _mm256_setzero_si256();
     for (int ib = 0; ib < 8; ++ib) {
       const __m256i values = _mm256_shuffle_epi8(table, unpack_nibbles(w + 8 + 16 * ib));
-      const __m256i xs = load256(x.qs + 32 * ib);
-      I = Isa::dot_scaled(I, _mm256_sign_epi8(values, values), _mm256_sign_epi8(xs, values),
-                          _mm256_set1_epi16(static_cast<int16_t>(iq4xs_scale(w, ib))));
+      const __m256i magnitudes = _mm256_sign_epi8(values, values);
+      const __m256i scale16 = _mm256_set1_epi16(static_cast<int16_t>(iq4xs_scale(w, ib)));
+      for (int t = 0; t < T; ++t) {
+        const __m256i xs = load256(x[t]->qs + 32 * ib);
+        I[t] = Isa::dot_scaled(I[t], magnitudes, _mm256_sign_epi8(xs, values), scale16);
+      }
     }
-    M = _mm256_setzero_si256();
+    for (int t = 0; t < T; ++t) M[t] = _mm256_setzero_si256();
   }
   template <class Isa>
   static void unpack(const uint8_t* w, uint8_t* codes, int32_t* scales, int32_t* coefs, float& d, float& neg_dmin) {

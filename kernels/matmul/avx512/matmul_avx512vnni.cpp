@@ -1,5 +1,6 @@
 // The "avx512vnni" variant; built like kernels/matmul/avx2/matmul_avx2.cpp (headers before the target
-// pragma), with VNNI multiply-adds as the Isa policy.
+// pragma), with VNNI multiply-adds as the Isa policy, and the float weight types on 512-bit vectors
+// (x86_float_kernels_512.h; BF16 with VDPBF16PS where the CPU has avx512-bf16, matmul_avx512bf16.cpp).
 #include "kernels/matmul/avx512/matmul_avx512vnni.h"
 
 #include <algorithm>
@@ -7,10 +8,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cpu_features.h"
 #include "kernels/matmul/activation_quant.h"
+#include "kernels/matmul/avx512/matmul_avx512bf16.h"
 #include "kernels/matmul/decode_buffer.h"
 #include "kernels/matmul/matmul.h"
 #include "kernels/matmul/quantized_activations.h"
@@ -19,10 +22,13 @@
 
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")
-// GCC 12 warns about the _mm512_undefined_ps() inside its own _mm512_cvtepi32_ps (a false positive).
+// GCC 12 warns about the _mm512_undefined_*() inside its own _mm512_cvtepi32_ps and 512-bit extracts
+// (false positives).
 #pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "kernels/matmul/avx2/x86_dot_kernels.h"
+#include "kernels/matmul/avx512/x86_float_kernels_512.h"
 
 namespace infertune::x86 {
 namespace {
@@ -72,9 +78,18 @@ struct VnniIsa {
 namespace infertune {
 namespace {
 
+// The integer types' kernels of the shared templates; the float types' on zmm instead of their ymm ones.
+MatmulFn chosen_kernel(const x86::TypedKernel& k) {
+  if (k.type == GgmlType::BF16) {
+    if (MatmulFn dot = avx512bf16_dot_kernel()) return dot;
+  }
+  if (MatmulFn wide = x86::float_kernel_512(k.type)) return wide;
+  return k.fn;
+}
+
 std::vector<MatmulKernel> avx512vnni_kernels() {
   std::vector<MatmulKernel> kernels;
-  for (const auto& k : x86::kIsaKernels<x86::VnniIsa>) kernels.push_back({k.type, "avx512vnni", k.fn});
+  for (const auto& k : x86::kIsaKernels<x86::VnniIsa>) kernels.push_back({k.type, "avx512vnni", chosen_kernel(k)});
   return kernels;
 }
 
@@ -86,5 +101,7 @@ bool avx512vnni_available() {
 }  // namespace
 
 MatmulVariant avx512vnni_matmul_variant() { return {"avx512vnni", 20, avx512vnni_available, avx512vnni_kernels}; }
+
+MatmulFn avx512vnni_bf16_widening_kernel() { return x86::float_kernel_512(GgmlType::BF16); }
 
 }  // namespace infertune

@@ -1,0 +1,171 @@
+#include "sweeps/recommend/candidates.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+namespace infertune {
+namespace {
+
+std::optional<int64_t> larger_known(std::optional<int64_t> a, std::optional<int64_t> b) {
+  if (a && b) return std::max(*a, *b);
+  return a ? a : b;
+}
+
+std::string workload_name(const nlohmann::json& workload) {
+  const std::string shape = describe_shape(workload_shape(workload));
+  if (config_text(workload, "kind") != "batched") return shape;
+  return fmt::format("batched np{} {}", int(config_int(workload, "n_parallel", 1)),
+                     shape.substr(std::string("batched ").size()));
+}
+
+WorkloadResult workload_result(const StoredTrial& stored, const nlohmann::json& workload) {
+  WorkloadResult result;
+  result.trial_id = stored.id;
+  result.workload_json = workload;
+  result.workload = workload_name(workload);
+  for (const MetricRecord& m : stored.metrics) result.metrics[m.metric] = m.summary;
+  return result;
+}
+
+std::set<std::string> workload_keys(const Candidate& c) {
+  std::set<std::string> keys;
+  for (const WorkloadResult& w : c.workloads) keys.insert(w.workload_json.dump());
+  return keys;
+}
+
+bool disjoint(const std::set<std::string>& a, const std::set<std::string>& b) {
+  return std::ranges::none_of(a, [&](const std::string& k) { return b.contains(k); });
+}
+
+void absorb(Candidate& into, Candidate&& other) {
+  const int64_t ctx = std::max(into.n_ctx(), other.n_ctx());
+  into.config["n_ctx"] = ctx;
+  into.peak_rss_bytes = larger_known(into.peak_rss_bytes, other.peak_rss_bytes);
+  for (WorkloadResult& w : other.workloads) into.workloads.push_back(std::move(w));
+}
+
+// Merges the candidates that differ only in n_ctx and have no workload in common: the trace of -c 0.
+std::vector<Candidate> merge_context_variants(std::vector<Candidate> exact) {
+  std::vector<Candidate> merged;
+  std::vector<std::string> merged_keys;  // config without n_ctx, per merged candidate
+  for (Candidate& c : exact) {
+    nlohmann::json without_ctx = c.config;
+    without_ctx.erase("n_ctx");
+    const std::string key = without_ctx.dump();
+    bool absorbed = false;
+    for (size_t i = 0; i < merged.size() && !absorbed; ++i) {
+      if (merged_keys[i] != key || !disjoint(workload_keys(merged[i]), workload_keys(c))) continue;
+      absorb(merged[i], std::move(c));
+      absorbed = true;
+    }
+    if (absorbed) continue;
+    merged_keys.push_back(key);
+    merged.push_back(std::move(c));
+  }
+  return merged;
+}
+
+}  // namespace
+
+int Candidate::n_parallel() const { return int(config_int(config, "n_parallel", 1)); }
+
+int64_t Candidate::n_ctx() const { return config_int(config, "n_ctx", 0); }
+
+nlohmann::json workload_shape(const nlohmann::json& workload) {
+  return {{"kind", config_text(workload, "kind")},
+          {"n_prompt", int(config_int(workload, "n_prompt", 0))},
+          {"n_gen", int(config_int(workload, "n_gen", 0))},
+          {"depth", int(config_int(workload, "depth", 0))}};
+}
+
+std::string describe_shape(const nlohmann::json& shape) {
+  const std::string kind = config_text(shape, "kind");
+  const int pp = int(config_int(shape, "n_prompt", 0)), tg = int(config_int(shape, "n_gen", 0)),
+            depth = int(config_int(shape, "depth", 0));
+  std::string text;
+  if (kind == "pp")
+    text = fmt::format("pp{}", pp);
+  else if (kind == "tg")
+    text = fmt::format("tg{}", tg);
+  else if (kind == "pp+tg")
+    text = fmt::format("pp{}+tg{}", pp, tg);
+  else if (kind == "batched")
+    text = fmt::format("batched pp{}+tg{}", pp, tg);
+  else
+    text = fmt::format("{} pp{} tg{}", kind, pp, tg);
+  if (depth > 0) text += fmt::format("@d{}", depth);
+  return text;
+}
+
+const WorkloadResult* find_workload(const Candidate& candidate, const nlohmann::json& shape) {
+  for (const WorkloadResult& w : candidate.workloads) {
+    if (workload_shape(w.workload_json) == shape) return &w;
+  }
+  return nullptr;
+}
+
+CandidateSet build_candidates(const std::vector<StoredTrial>& ok_trials,
+                              const std::map<int64_t, std::string>& model_paths) {
+  CandidateSet set;
+  std::vector<Candidate> exact;
+  std::map<std::string, size_t> by_config;  // config without workload -> index into exact
+  for (const StoredTrial& stored : ok_trials) {
+    nlohmann::json config = nlohmann::json::parse(stored.trial.config_json, nullptr, false);
+    if (!config.is_object() || !config.contains("workload") || !config["workload"].is_object()) {
+      ++set.n_unusable;
+      continue;
+    }
+    const nlohmann::json workload = config["workload"];
+    config.erase("workload");
+    const auto [at, is_new] = by_config.try_emplace(config.dump(), exact.size());
+    if (is_new) {
+      Candidate& c = exact.emplace_back();
+      c.config = config;
+      auto path = stored.trial.model_id ? model_paths.find(*stored.trial.model_id) : model_paths.end();
+      c.model_path = path != model_paths.end() ? path->second : config_text(config, "model");
+    }
+    Candidate& c = exact[at->second];
+    c.workloads.push_back(workload_result(stored, workload));
+    c.peak_rss_bytes = larger_known(c.peak_rss_bytes,
+                                    larger_known(stored.trial.peak_rss_bytes, stored.trial.predicted_peak_rss_bytes));
+  }
+  set.candidates = merge_context_variants(std::move(exact));
+  return set;
+}
+
+void apply_constraints(std::vector<Candidate>& candidates, const RecommendOptions& options) {
+  for (Candidate& c : candidates) {
+    if (options.max_mem_bytes && c.peak_rss_bytes && uint64_t(*c.peak_rss_bytes) > *options.max_mem_bytes) {
+      c.excluded_reason = fmt::format("peak RSS {} exceeds --max-mem {}", human_bytes(*c.peak_rss_bytes),
+                                      human_bytes(int64_t(*options.max_mem_bytes)));
+    } else if (c.n_ctx() < options.min_ctx) {
+      c.excluded_reason = fmt::format("context {} is below --min-ctx {}", c.n_ctx(), options.min_ctx);
+    }
+  }
+}
+
+int64_t config_int(const nlohmann::json& object, const char* key, int64_t fallback) {
+  if (!object.is_object()) return fallback;
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_number_integer()) return fallback;
+  return it->get<int64_t>();
+}
+
+std::string config_text(const nlohmann::json& object, const char* key, const std::string& fallback) {
+  if (!object.is_object()) return fallback;
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_string()) return fallback;
+  return it->get<std::string>();
+}
+
+std::string human_bytes(int64_t bytes) {
+  const double b = static_cast<double>(bytes);
+  if (b >= 1024.0 * 1024 * 1024) return fmt::format("{:.2f} GiB", b / (1024.0 * 1024 * 1024));
+  if (b >= 1024.0 * 1024) return fmt::format("{:.1f} MiB", b / (1024.0 * 1024));
+  if (b >= 1024.0) return fmt::format("{:.1f} KiB", b / 1024.0);
+  return fmt::format("{} B", bytes);
+}
+
+}  // namespace infertune

@@ -1,0 +1,112 @@
+// `infertune recommend --db results.db [--sweep ID] [--scenario latency|throughput|mixed|all] [--max-mem SIZE]
+// [--min-ctx N] [--json FILE] [-o table|json]`: the recommended configurations of a sweep (recommend.h).
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "sweeps/recommend/recommend.h"
+#include "sweeps/spec/sweep_spec.h"
+#include "sweeps/store/results_store.h"
+#include "sweeps/sweeps_commands.h"
+
+namespace infertune {
+namespace {
+
+constexpr const char* kCommand = "recommend";
+
+struct RecommendFlags {
+  std::string db;
+  std::optional<int64_t> sweep;
+  std::string scenario = "all";
+  std::string max_mem;
+  int64_t min_ctx = 0;
+  std::string json_file;
+  std::string output = "table";
+};
+
+Result<RecommendOptions> options_from(const RecommendFlags& flags) {
+  RecommendOptions options;
+  if (flags.scenario != "all") {
+    auto scenario = parse_scenario(flags.scenario);
+    if (!scenario) return fail("--scenario {}: expected latency, throughput, mixed or all", flags.scenario);
+    options.scenarios = {*scenario};
+  }
+  if (!flags.max_mem.empty()) {
+    auto bytes = parse_byte_size(flags.max_mem, "--max-mem");
+    if (!bytes) return bytes.error();
+    options.max_mem_bytes = *bytes;
+  }
+  if (flags.min_ctx < 0) return fail("--min-ctx {}: must not be negative", flags.min_ctx);
+  options.min_ctx = flags.min_ctx;
+  return options;
+}
+
+Result<int64_t> chosen_sweep(ResultsStore& store, const RecommendFlags& flags) {
+  if (flags.sweep) return *flags.sweep;
+  auto latest = store.latest_sweep_id();
+  if (!latest) return latest.error();
+  if (!*latest) return fail("results store {}: has no sweeps", flags.db);
+  return **latest;
+}
+
+Status write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return fail("--json {}: cannot open for writing", path);
+  out << text;
+  out.close();
+  if (!out) return fail("--json {}: cannot write", path);
+  return {};
+}
+
+int run_recommend(const RecommendFlags& flags) {
+  if (flags.output != "table" && flags.output != "json")
+    return report_error(kCommand, fmt::format("-o {}: expected table or json", flags.output));
+  auto options = options_from(flags);
+  if (!options) return report_error(kCommand, options.error().message);
+  // An existing store only: a mistyped path must not leave an empty database behind.
+  auto store = ResultsStore::open(flags.db, {.create = false});
+  if (!store) return report_error(kCommand, store.error().message);
+  auto sweep = chosen_sweep(*store, flags);
+  if (!sweep) return report_error(kCommand, sweep.error().message);
+  auto report = recommend_sweep(*store, *sweep, *options);
+  if (!report) return report_error(kCommand, report.error().message);
+
+  const std::string json = recommendation_json(*report).dump(2) + "\n";
+  if (!flags.json_file.empty()) {
+    if (Status s = write_file(flags.json_file, json); !s) return report_error(kCommand, s.error().message);
+  }
+  const std::string text = flags.output == "json" ? json : format_recommendation_text(*report);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  if (!report->has_recommendation()) {
+    const std::string why =
+        report->no_candidates_reason.empty() ? "no scenario has a winner" : report->no_candidates_reason;
+    return report_error(kCommand, fmt::format("{}: no recommendation: {}", flags.db, why));
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_recommend_command(Subcommands& commands) {
+  auto flags = std::make_shared<RecommendFlags>();
+  CLI::App* sub = commands.add("recommend",
+                               "The configuration to run per scenario (latency, throughput, mixed), with the "
+                               "Pareto front and ready command lines, from a sweep's results",
+                               [flags] { return run_recommend(*flags); });
+  sub->add_option("--db", flags->db, "The results store (SQLite file)")->required();
+  sub->add_option("--sweep", flags->sweep, "The sweep (default: the latest)");
+  sub->add_option("--scenario", flags->scenario, "latency, throughput, mixed or all")->capture_default_str();
+  sub->add_option("--max-mem", flags->max_mem,
+                  "Only configurations whose peak RSS (predicted or measured, the "
+                  "larger) fits: 8G, 512M, bytes");
+  sub->add_option("--min-ctx", flags->min_ctx, "Only configurations with at least this context size")
+      ->capture_default_str();
+  sub->add_option("--json", flags->json_file, "Also write the JSON document to FILE");
+  sub->add_option("-o,--output", flags->output, "stdout: table or json")->capture_default_str();
+}
+
+}  // namespace infertune

@@ -1,0 +1,222 @@
+// format_recommendation_text: the summary table, each scenario's rule, runner-up, margin and command lines,
+// then the Pareto front.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <vector>
+
+#include "sweeps/recommend/candidates.h"
+#include "sweeps/recommend/recommend.h"
+
+namespace infertune {
+namespace {
+
+using Row = std::vector<std::string>;
+
+// Columns padded to their widest cell, two spaces apart.
+std::string aligned(const std::vector<Row>& rows, const std::string& indent) {
+  std::vector<size_t> widths;
+  for (const Row& row : rows) {
+    widths.resize(std::max(widths.size(), row.size()));
+    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
+  std::string out;
+  for (const Row& row : rows) {
+    std::string line = indent;
+    for (size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line += std::string(widths[i] - row[i].size() + 2, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+using Setting = std::pair<std::string, std::string>;  // flag, value
+
+// The candidate's settings as flags, in llama.cpp's usual order ("" flag: the model).
+std::vector<Setting> settings_of(const Candidate& c) {
+  const nlohmann::json& j = c.config;
+  std::string model = std::filesystem::path(c.model_path).filename().string();
+  if (const std::string quant = config_text(j, "quant"); !quant.empty()) model += " (" + quant + ")";
+  auto mmap = j.find("mmap");
+  const bool no_mmap = mmap != j.end() && mmap->is_boolean() && !mmap->get<bool>();
+  return {{"", model},
+          {"-t", std::to_string(config_int(j, "threads", 0))},
+          {"-tb", std::to_string(config_int(j, "threads_batch", 0))},
+          {"-c", std::to_string(c.n_ctx())},
+          {"-b", std::to_string(config_int(j, "n_batch", 0))},
+          {"-ub", std::to_string(config_int(j, "n_ubatch", 0))},
+          {"-ctk", config_text(j, "type_k", "?")},
+          {"-ctv", config_text(j, "type_v", "?")},
+          {"-fa", config_text(j, "flash_attn", "?")},
+          {"--numa", config_text(j, "numa", "none")},
+          {"-C", config_text(j, "cpu_mask", "0x0")},
+          {"-ngl", std::to_string(config_int(j, "n_gpu_layers", 0))},
+          {"--mmap", no_mmap ? "off" : "on"},
+          {"-np", std::to_string(c.n_parallel())}};
+}
+
+std::string settings_text(const std::vector<Setting>& settings) {
+  std::vector<std::string> parts;
+  for (const auto& [flag, value] : settings) parts.push_back(flag.empty() ? value : flag + " " + value);
+  return fmt::format("{}", fmt::join(parts, " "));
+}
+
+// Which settings differ between the candidates: the table shows only those, the rest is said once.
+std::vector<bool> varying_settings(const std::vector<Candidate>& candidates) {
+  std::vector<bool> varies;
+  std::vector<Setting> first;
+  for (const Candidate& c : candidates) {
+    const std::vector<Setting> s = settings_of(c);
+    if (first.empty()) {
+      first = s;
+      varies.assign(s.size(), false);
+    }
+    for (size_t i = 0; i < s.size(); ++i) varies[i] = varies[i] || s[i] != first[i];
+  }
+  return varies;
+}
+
+std::vector<Setting> pick_settings(const Candidate& c, const std::vector<bool>& which, bool wanted) {
+  std::vector<Setting> all = settings_of(c), picked;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (i < which.size() && which[i] == wanted) picked.push_back(all[i]);
+  }
+  return picked;
+}
+
+// What tells the candidate apart from the others (everything when there is only one).
+std::string config_summary(const RecommendationReport& r, const Candidate& c) {
+  const std::vector<bool> varies = varying_settings(r.candidates);
+  if (std::ranges::none_of(varies, [](bool v) { return v; })) return settings_text(settings_of(c));
+  return settings_text(pick_settings(c, varies, true));
+}
+
+std::string common_settings_line(const RecommendationReport& r) {
+  const std::vector<bool> varies = varying_settings(r.candidates);
+  if (r.candidates.size() < 2 || std::ranges::none_of(varies, [](bool v) { return v; })) return "";
+  return "every configuration: " + settings_text(pick_settings(r.candidates.front(), varies, false)) + "\n";
+}
+
+std::string number(const std::optional<double>& v) { return v ? fmt::format("{:.2f}", *v) : "-"; }
+
+std::string with_interval(const std::optional<Estimate>& e) {
+  if (!e) return "-";
+  if (!e->ci95_half_width || e->value == 0) return fmt::format("{:.2f}", e->value);
+  return fmt::format("{:.2f} ±{:.1f}%", e->value, *e->ci95_half_width / std::abs(e->value) * 100);
+}
+
+std::string memory(const Candidate& c) { return c.peak_rss_bytes ? human_bytes(*c.peak_rss_bytes) : "-"; }
+
+Row metric_cells(const Candidate& c) {
+  return {with_interval(c.throughput_tps),
+          with_interval(c.latency_ms),
+          number(c.ttft_ms),
+          number(c.itl_p50_ms),
+          number(c.itl_p95_ms),
+          memory(c)};
+}
+
+const Row kMetricHeader{"tokens/s", "reply ms", "TTFT ms", "ITL p50", "ITL p95", "peak RSS"};
+
+std::string heading(const RecommendationReport& r) {
+  const size_t excluded = static_cast<size_t>(
+      std::ranges::count_if(r.candidates, [](const Candidate& c) { return !c.excluded_reason.empty(); }));
+  std::string text = fmt::format("Recommendations for sweep {}: {} trials ({} ok), {} configurations", r.sweep_id,
+                                 r.n_trials, r.n_ok, r.candidates.size());
+  if (excluded > 0) text += fmt::format(", {} excluded by the constraints", excluded);
+  std::vector<std::string> constraints;
+  if (r.options.max_mem_bytes) constraints.push_back("--max-mem " + human_bytes(int64_t(*r.options.max_mem_bytes)));
+  if (r.options.min_ctx > 0) constraints.push_back(fmt::format("--min-ctx {}", r.options.min_ctx));
+  if (!constraints.empty()) text += fmt::format(" ({})", fmt::join(constraints, ", "));
+  return text + "\n";
+}
+
+std::string summary_table(const RecommendationReport& r) {
+  std::vector<Row> rows;
+  Row header{"scenario", "config"};
+  header.insert(header.end(), kMetricHeader.begin(), kMetricHeader.end());
+  header.push_back("margin");
+  rows.push_back(header);
+  for (const ScenarioRecommendation& s : r.scenarios) {
+    if (!s.winner) {
+      rows.push_back({std::string(to_string(s.scenario)), "none: " + s.no_winner_reason});
+      continue;
+    }
+    const Candidate& c = r.candidates[*s.winner];
+    Row row{std::string(to_string(s.scenario)), config_summary(r, c)};
+    const Row metrics = metric_cells(c);
+    row.insert(row.end(), metrics.begin(), metrics.end());
+    row.push_back(s.margin ? s.margin->text() : "no runner-up");
+    rows.push_back(row);
+  }
+  return aligned(rows, "");
+}
+
+std::string scenario_details(const RecommendationReport& r, const ScenarioRecommendation& s) {
+  std::string text = fmt::format("\n{}: {}\n", to_string(s.scenario), s.rule);
+  if (!s.winner) return text + "  no recommendation: " + s.no_winner_reason + "\n";
+  std::vector<Row> rows;
+  auto add = [&](const char* role, size_t index, const std::optional<Estimate>& score) {
+    rows.push_back({role, fmt::format("#{}", index), config_summary(r, r.candidates[index]),
+                    fmt::format("score {} {}", with_interval(score), s.score_unit)});
+  };
+  add("winner", *s.winner, s.winner_score);
+  if (s.runner_up) add("runner-up", *s.runner_up, s.runner_up_score);
+  text += aligned(rows, "  ");
+  text +=
+      "  " + (s.margin ? s.margin->text() : std::string("no runner-up: the only configuration that qualifies")) + "\n";
+  text += "  " + s.commands.infertune + "\n";
+  text += "  " + s.commands.llama_cpp + "\n";
+  for (const std::string& note : s.commands.notes) text += "  note: " + note + "\n";
+  return text;
+}
+
+std::string pareto_table(const RecommendationReport& r) {
+  std::string text = fmt::format("\nPareto front (throughput up, reply time down, peak RSS down): {} configuration{}\n",
+                                 r.pareto_front.size(), r.pareto_front.size() == 1 ? "" : "s");
+  const size_t missing = static_cast<size_t>(std::ranges::count_if(r.candidates, [](const Candidate& c) {
+    return c.excluded_reason.empty() && !(c.throughput_tps && c.latency_ms && c.peak_rss_bytes);
+  }));
+  if (missing > 0)
+    text += fmt::format("  ({} eligible configurations lack a throughput, reply time or peak RSS and are left out)\n",
+                        missing);
+  if (r.pareto_front.empty()) return text;
+  std::vector<Row> rows;
+  Row header{"#", "config"};
+  header.insert(header.end(), kMetricHeader.begin(), kMetricHeader.end());
+  rows.push_back(header);
+  for (size_t i : r.pareto_front) {
+    Row row{fmt::format("#{}", i), config_summary(r, r.candidates[i])};
+    const Row metrics = metric_cells(r.candidates[i]);
+    row.insert(row.end(), metrics.begin(), metrics.end());
+    rows.push_back(row);
+  }
+  return text + aligned(rows, "  ");
+}
+
+std::string noise_rule() {
+  return "Scores are means over the measured repetitions; ± is the 95% confidence interval (Student t). A margin is "
+         "within noise when the winner's and the runner-up's intervals overlap.\n";
+}
+
+}  // namespace
+
+std::string format_recommendation_text(const RecommendationReport& r) {
+  std::string text = heading(r);
+  if (!r.no_candidates_reason.empty()) return text + "No recommendation: " + r.no_candidates_reason + "\n";
+  if (r.throughput_basis) text += "throughput basis: " + r.throughput_basis->description + "\n";
+  if (r.latency_basis) text += "latency basis (reply time): " + r.latency_basis->description + "\n";
+  text += common_settings_line(r);
+  text += noise_rule() + "\n";
+  text += summary_table(r);
+  for (const ScenarioRecommendation& s : r.scenarios) text += scenario_details(r, s);
+  return text + pareto_table(r);
+}
+
+}  // namespace infertune

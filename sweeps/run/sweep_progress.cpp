@@ -1,0 +1,216 @@
+#include "sweeps/run/sweep_progress.h"
+
+#include <fmt/format.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <filesystem>
+#include <set>
+#include <string_view>
+
+namespace infertune {
+
+void TrialTimes::add(const std::string& workload, double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return;
+  Sum& s = by_workload_[workload];
+  s.seconds += seconds;
+  ++s.count;
+  total_s_ += seconds;
+  ++count_;
+}
+
+std::optional<double> TrialTimes::predict(const std::string& workload) const {
+  if (auto it = by_workload_.find(workload); it != by_workload_.end()) {
+    return it->second.seconds / static_cast<double>(it->second.count);
+  }
+  if (count_ == 0) return std::nullopt;
+  return total_s_ / static_cast<double>(count_);
+}
+
+std::optional<double> TrialTimes::eta_s(const std::vector<std::string>& remaining_workloads) const {
+  if (count_ == 0) return std::nullopt;
+  double sum = 0;
+  for (const auto& w : remaining_workloads) sum += *predict(w);
+  return sum;
+}
+
+std::string format_duration(double seconds) {
+  const auto s = static_cast<long long>(std::llround(std::max(0.0, seconds)));
+  if (s < 60) return fmt::format("{}s", s);
+  if (s < 3600) return fmt::format("{}m{:02}s", s / 60, s % 60);
+  return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
+}
+
+namespace {
+
+// Config keys as bench's flags, in the order short_config prints them.
+struct KeyFlag {
+  std::string_view key, flag;
+};
+constexpr std::array kKeyFlags{
+    KeyFlag{"model", "m"},    KeyFlag{"quant", "q"},     KeyFlag{"n_gpu_layers", "ngl"},
+    KeyFlag{"mmap", "mmp"},   KeyFlag{"threads", "t"},   KeyFlag{"threads_batch", "tb"},
+    KeyFlag{"numa", "numa"},  KeyFlag{"cpu_mask", "C"},  KeyFlag{"n_ctx", "c"},
+    KeyFlag{"n_batch", "b"},  KeyFlag{"n_ubatch", "ub"}, KeyFlag{"n_parallel", "np"},
+    KeyFlag{"type_k", "ctk"}, KeyFlag{"type_v", "ctv"},  KeyFlag{"flash_attn", "fa"},
+};
+
+std::string value_text(const std::string& key, const nlohmann::json& v) {
+  if (v.is_string()) {
+    const std::string s = v.get<std::string>();
+    return key == "model" ? std::filesystem::path(s).filename().string() : s;
+  }
+  if (v.is_boolean()) return v.get<bool>() ? "1" : "0";
+  return v.dump();
+}
+
+}  // namespace
+
+std::vector<std::string> varying_config_keys(const SweepPlan& plan) {
+  std::vector<std::string> keys;
+  for (const KeyFlag& k : kKeyFlags) {
+    std::set<std::string> values;
+    for (const PlannedTrial& t : plan.trials) {
+      if (t.skipped()) continue;
+      auto it = t.config.find(std::string(k.key));
+      values.insert(it == t.config.end() ? std::string() : it->dump());
+    }
+    if (values.size() > 1) keys.emplace_back(k.key);
+  }
+  return keys;
+}
+
+std::string short_config(const nlohmann::json& config, const std::vector<std::string>& keys) {
+  std::string out;
+  for (const KeyFlag& k : kKeyFlags) {
+    if (std::ranges::find(keys, k.key) == keys.end()) continue;
+    auto it = config.find(std::string(k.key));
+    if (it == config.end()) continue;
+    if (!out.empty()) out += ' ';
+    out += fmt::format("{} {}", k.flag, value_text(std::string(k.key), *it));
+  }
+  return out;
+}
+
+std::string format_progress_bar(const ProgressState& s, size_t width) {
+  constexpr size_t kBarCells = 20;
+  const double fraction = s.total == 0 ? 1.0 : std::min(1.0, double(s.done) / double(s.total));
+  const auto filled = static_cast<size_t>(fraction * kBarCells);
+  std::string line =
+      fmt::format("[{}{}] {}/{}", std::string(filled, '#'), std::string(kBarCells - filled, '-'), s.done, s.total);
+  if (s.failed > 0) line += fmt::format("  {} failed", s.failed);
+  std::string times = fmt::format("  {} elapsed", format_duration(s.elapsed_s));
+  if (s.eta_s) times += fmt::format(", ETA {}", format_duration(*s.eta_s));
+  std::string current = s.current.empty() ? "" : "  " + s.current;
+  // The current trial is what gives way when the terminal is narrow.
+  const size_t fixed = line.size() + times.size();
+  if (fixed + current.size() > width) {
+    current = fixed + 5 < width ? current.substr(0, width - fixed - 3) + ".." : "";
+  }
+  line += current + times;
+  if (line.size() > width) line.resize(width);
+  return line;
+}
+
+std::string format_finished_line(const FinishedTrialLine& l) {
+  std::string what = l.workload;
+  if (!l.config.empty()) what += " " + l.config;
+  std::string result;
+  if (l.status == TrialStatus::ok) {
+    result = l.metric.empty() || !l.value ? "no metric" : fmt::format("{} {:.2f}", l.metric, *l.value);
+  } else {
+    result = l.reason.substr(0, l.reason.find('\n'));
+  }
+  return fmt::format("[{}/{}] {:<7} {}: {} ({:.1f}s)", l.done, l.total, to_string(l.status), what, result,
+                     l.duration_s);
+}
+
+std::optional<double> mean_of_metric(const std::vector<Sample>& samples, const std::string& metric) {
+  double sum = 0;
+  size_t n = 0;
+  for (const Sample& s : samples) {
+    if (s.metric != metric || s.is_warmup) continue;
+    sum += s.value;
+    ++n;
+  }
+  if (n == 0) return std::nullopt;
+  return sum / double(n);
+}
+
+size_t terminal_columns(std::FILE* stream) {
+  winsize ws{};
+  if (ioctl(fileno(stream), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 10) return ws.ws_col;
+  return 80;
+}
+
+ProgressDisplay::ProgressDisplay(std::FILE* out, bool terminal) : out_(out), terminal_(terminal) {
+  if (terminal_) ticker_ = std::thread([this] { tick(); });
+}
+
+ProgressDisplay::~ProgressDisplay() { finish(); }
+
+void ProgressDisplay::tick() {
+  std::unique_lock lock(mutex_);
+  while (!finished_) {
+    wake_.wait_for(lock, std::chrono::seconds(1));
+    if (!finished_ && state_) draw_locked();
+  }
+}
+
+void ProgressDisplay::clear_bar_locked() {
+  if (bar_shown_) fmt::print(out_, "\r\033[K");
+  bar_shown_ = false;
+}
+
+void ProgressDisplay::draw_locked() {
+  ProgressState shown = *state_;
+  const double since = std::chrono::duration<double>(Clock::now() - state_at_).count();
+  shown.elapsed_s += since;
+  if (shown.eta_s) shown.eta_s = std::max(0.0, *shown.eta_s - since);
+  // One column short of the width, so the cursor never wraps onto a new line.
+  fmt::print(out_, "\r\033[K{}", format_progress_bar(shown, terminal_columns(out_) - 1));
+  bar_shown_ = true;
+  std::fflush(out_);
+}
+
+void ProgressDisplay::update(const ProgressState& state) {
+  if (!terminal_) return;
+  std::lock_guard lock(mutex_);
+  if (finished_) return;
+  state_ = state;
+  state_at_ = Clock::now();
+  draw_locked();
+}
+
+void ProgressDisplay::trial_finished(const FinishedTrialLine& line) {
+  if (terminal_) return;
+  std::lock_guard lock(mutex_);
+  fmt::print(out_, "{}\n", format_finished_line(line));
+  std::fflush(out_);
+}
+
+void ProgressDisplay::note(const std::string& message) {
+  std::lock_guard lock(mutex_);
+  const bool redraw = bar_shown_;
+  clear_bar_locked();
+  fmt::print(out_, "{}\n", message);
+  if (redraw && state_) draw_locked();
+  std::fflush(out_);
+}
+
+void ProgressDisplay::finish() {
+  {
+    std::lock_guard lock(mutex_);
+    if (bar_shown_) fmt::print(out_, "\n");
+    bar_shown_ = false;
+    finished_ = true;
+    std::fflush(out_);
+  }
+  wake_.notify_all();
+  if (ticker_.joinable() && ticker_.get_id() != std::this_thread::get_id()) ticker_.join();
+}
+
+}  // namespace infertune

@@ -1,0 +1,189 @@
+#include "sweeps/run/sweep_records.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <array>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <type_traits>
+#include <vector>
+
+#include "engine/gguf/gguf_file.h"
+#include "sweeps/store/time_text.h"
+
+namespace infertune {
+
+Result<std::string> file_content_hash(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail("cannot read model '{}'", path);
+  uint64_t hash = 0xcbf29ce484222325ull;  // FNV-1a 64 offset basis and prime
+  constexpr uint64_t kPrime = 0x100000001b3ull;
+  std::vector<char> buffer(size_t{1} << 22);
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    const size_t n = static_cast<size_t>(in.gcount());
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      uint64_t word;
+      std::memcpy(&word, buffer.data() + i, 8);  // x86-64 and every target here are little-endian
+      hash = (hash ^ word) * kPrime;
+    }
+    for (; i < n; ++i) hash = (hash ^ static_cast<unsigned char>(buffer[i])) * kPrime;
+  }
+  if (in.bad()) return fail("error reading model '{}'", path);
+  return fmt::format("{:016x}", hash);
+}
+
+Result<ModelRecord> model_record(const std::string& path) {
+  auto file = GgufFile::open(path);
+  if (!file) return fail("model '{}': {}", path, file.error().message);
+  auto hash = file_content_hash(path);
+  if (!hash) return hash.error();
+  ModelRecord model;
+  model.content_hash = *hash;
+  model.path = path;
+  if (auto arch = file->get_string("general.architecture")) model.arch = std::string(*arch);
+  model.file_bytes = static_cast<int64_t>(file->file_size());
+  // Bytes of tensor data per weight type, and all elements as the parameter count.
+  std::map<std::string, int64_t> bytes_by_type;
+  int64_t n_params = 0;
+  for (const GgufTensorInfo& t : file->tensors()) {
+    bytes_by_type[std::string(ggml_type_name(t.type))] += static_cast<int64_t>(t.n_bytes);
+    n_params += static_cast<int64_t>(t.n_elements);
+  }
+  model.n_params = n_params;
+  model.type_mix_json = nlohmann::json(bytes_by_type).dump();
+  return model;
+}
+
+TrialRecord skipped_trial_record(int64_t sweep_id, const PlannedTrial& trial, std::optional<int64_t> model_id) {
+  TrialRecord r;
+  r.sweep_id = sweep_id;
+  r.config_hash = trial.hash;
+  r.config_json = trial.config.dump();
+  r.model_id = model_id;
+  r.status = TrialStatus::skipped;
+  r.reason = trial.skip_reason;
+  if (trial.memory) r.predicted_peak_rss_bytes = static_cast<int64_t>(trial.memory->total());
+  r.started_at = utc_now_text();
+  r.finished_at = r.started_at;
+  return r;
+}
+
+TrialRecord finished_trial_record(int64_t sweep_id, const TrialOutcome& outcome, std::optional<int64_t> model_id) {
+  const PlannedTrial& trial = *outcome.trial;
+  TrialRecord r;
+  r.sweep_id = sweep_id;
+  r.config_hash = trial.hash;
+  r.config_json = trial.config.dump();
+  r.model_id = model_id;
+  r.status = outcome.status;
+  r.reason = outcome.reason;
+  if (trial.memory) r.predicted_peak_rss_bytes = static_cast<int64_t>(trial.memory->total());
+  r.peak_rss_bytes = outcome.measurement.peak_rss_bytes;
+  r.started_at = outcome.started_at;
+  r.finished_at = outcome.finished_at;
+  r.duration_s = outcome.duration_s;
+  r.samples = outcome.measurement.samples;
+  return r;
+}
+
+std::string spec_text_yaml(const SpecText& text) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  for (const auto& [key, entry] : text.entries) {
+    if (entry.values.empty()) continue;
+    // Quoted, so "0x0", "1-4" and "on" stay the text they were.
+    out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (const auto& v : entry.values) out << YAML::DoubleQuoted << v;
+    out << YAML::EndSeq;
+  }
+  if (!text.workloads.empty()) {
+    out << YAML::Key << "workloads" << YAML::Value << YAML::BeginSeq;
+    for (const auto& w : text.workloads) {
+      out << YAML::Flow << YAML::BeginMap;
+      for (const auto& [field, value] : w.fields)
+        out << YAML::Key << field << YAML::Value << YAML::DoubleQuoted << value;
+      out << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
+  }
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+namespace {
+
+template <class T>
+std::vector<std::string> as_text(const std::vector<T>& values) {
+  std::vector<std::string> out;
+  for (const T& v : values) {
+    if constexpr (std::is_same_v<T, bool>) {
+      out.push_back(v ? "1" : "0");
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      out.push_back(v);
+    } else {
+      out.push_back(fmt::format("{}", v));
+    }
+  }
+  return out;
+}
+
+SpecText::WorkloadText workload_text(const Workload& w) {
+  SpecText::WorkloadText t;
+  t.where = "workloads";
+  const auto count = [](int n) { return fmt::format("{}", n); };
+  if (w.kind == WorkloadKind::Batched) {
+    t.fields = {{"np", count(w.n_parallel)}, {"pp", count(w.n_prompt)}, {"tg", count(w.n_gen)}};
+    return t;
+  }
+  if (w.kind != WorkloadKind::Generate) t.fields["pp"] = count(w.n_prompt);
+  if (w.kind != WorkloadKind::Prompt) t.fields["tg"] = count(w.n_gen);
+  if (w.depth != 0) t.fields["depth"] = count(w.depth);
+  return t;
+}
+
+}  // namespace
+
+SpecText spec_text_of(const SweepSpec& s) {
+  SpecText t;
+  const auto put = [&t](const std::string& key, std::vector<std::string> values) {
+    if (!values.empty()) t.entries[key] = SpecEntry{.values = std::move(values), .where = key};
+  };
+  put("models", s.models);
+  if (!s.base_model.empty()) put("base_model", {s.base_model});
+  put("quant_types", s.quant_types);
+  put("n_gpu_layers", as_text(s.n_gpu_layers));
+  put("threads", as_text(s.threads));
+  put("threads_batch", as_text(s.threads_batch));
+  put("numa", s.numa);
+  put("cpu_mask", s.cpu_mask);
+  put("ctx_size", as_text(s.ctx_size));
+  put("batch_size", as_text(s.batch_size));
+  put("ubatch_size", as_text(s.ubatch_size));
+  put("parallel", as_text(s.parallel));
+  put("cache_type_k", s.cache_type_k);
+  put("cache_type_v", s.cache_type_v);
+  put("flash_attn", s.flash_attn);
+  put("mmap", as_text(s.mmap));
+  for (const Workload& w : s.workloads) t.workloads.push_back(workload_text(w));
+  if (s.max_mem_bytes) put("max_mem", {fmt::format("{}", *s.max_mem_bytes)});
+  if (s.min_ctx != 0) put("min_ctx", {fmt::format("{}", s.min_ctx)});
+  if (s.time_budget_s) put("time_budget", {fmt::format("{}", *s.time_budget_s)});
+  switch (s.order) {
+    case TrialOrder::Grouped:
+      put("order", {"grouped"});
+      break;
+    case TrialOrder::Interleaved:
+      put("order", {"interleaved"});
+      break;
+    case TrialOrder::Random:
+      put("order", {fmt::format("random:{}", s.seed)});
+      break;
+  }
+  return t;
+}
+
+}  // namespace infertune

@@ -1,0 +1,123 @@
+#include "sweeps/trial/trial_executor.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <exception>
+#include <thread>
+
+#include "bench/llama_bench/model_facts.h"
+#include "sweeps/metrics/peak_rss.h"
+#include "sweeps/metrics/perf_counters.h"
+#include "sweeps/metrics/thread_cpu.h"
+#include "sweeps/store/metric_names.h"
+#include "sweeps/trial/repetition_control.h"
+#include "sweeps/trial/trial_context_setup.h"
+#include "sweeps/trial/trial_workload.h"
+
+namespace infertune {
+namespace {
+
+bool stopped(const std::atomic<bool>* stop) { return stop && stop->load(std::memory_order_relaxed); }
+
+// --cooldown: idle before the trial, in short naps so that a stop request is seen within 0.1 s.
+void cool_down(double seconds, const std::atomic<bool>* stop) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (!stopped(stop) && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+// One run of the workload, with the utilization of that run: the CPU busy share
+// of the threads that worked and the hardware counters (absent where the kernel does not permit them).
+class MeteredRun {
+ public:
+  MeteredRun() : counters_(PerfCounters::open_for_process()) {}
+
+  Result<double> operator()(TrialWorkload& workload, SampleSink& sink) {
+    cpu_.start();
+    counters_.start();
+    auto value = workload.run(sink);
+    const CounterValues counted = counters_.stop();
+    const ThreadCpuUsage usage = cpu_.stop();
+    if (!value) return value;
+    if (usage.mean_busy_share) sink.add(metric::kCpuBusyShare, *usage.mean_busy_share);
+    if (counted.instructions) sink.add(metric::kInstructions, double(*counted.instructions));
+    if (counted.cycles) sink.add(metric::kCycles, double(*counted.cycles));
+    if (counted.llc_misses) sink.add(metric::kLlcMisses, double(*counted.llc_misses));
+    if (auto ipc = counted.ipc()) sink.add(metric::kInstructionsPerCycle, *ipc);
+    return value;
+  }
+
+ private:
+  ThreadCpuMeter cpu_;
+  PerfCounters counters_;
+};
+
+// The timed repetitions after the warmup, until the stopping rule (or `stop`) ends them.
+Status timed_repetitions(TrialWorkload& workload, MeteredRun& metered, const Context& ctx,
+                         const TrialSettings& settings, const std::atomic<bool>* stop, int64_t first_repetition,
+                         TrialMeasurement& m) {
+  const RepetitionRule rule{
+      .min_reps = settings.min_reps, .max_reps = settings.max_reps, .ci_target = settings.ci_target};
+  std::vector<double> main_values;
+  for (int64_t rep = first_repetition; !stopped(stop); ++rep) {
+    SampleSink sink(m.samples, rep, false);
+    auto value = metered(workload, sink);
+    if (!value) return fail("repetition {}: {}", rep - first_repetition + 1, value.error().message);
+    // Allocated once for the context's cells: one value per trial.
+    if (main_values.empty()) sink.add(metric::kKvBytes, double(ctx.kv_bytes()));
+    main_values.push_back(*value);
+    m.repetitions = static_cast<int>(main_values.size());
+    const RepetitionDecision decision = next_repetition(main_values, rule);
+    if (decision == RepetitionDecision::Continue) continue;
+    m.ci_target_met = decision == RepetitionDecision::CiTargetMet;
+    break;
+  }
+  return {};
+}
+
+Result<TrialMeasurement> measure(const Model& model, const nlohmann::json& config, const TrialSettings& settings,
+                                 const TrialEnvironment& environment, const std::atomic<bool>* stop) {
+  auto parsed = parse_trial_config(config);
+  if (!parsed) return parsed.error();
+  if (settings.cooldown_s > 0) cool_down(settings.cooldown_s, stop);
+  // Before the context exists, so that the peak includes its KV cache and buffers but not an earlier
+  // trial's. Where the kernel does not permit the reset, the peak counts from the process start.
+  const Status peak_reset = reset_peak_rss();
+  auto setup = start_trial_context(model, *parsed);
+  if (!setup) return setup.error();
+  Context& ctx = *setup->context;
+  const WeightTraffic traffic{.bytes_per_step = model_facts(model).weight_bytes_per_token,
+                              .host_read_bandwidth_gbs = environment.host_read_bandwidth_gbs};
+  auto workload = make_trial_workload(parsed->workload, ctx, traffic);
+  if (!workload) return workload.error();
+
+  TrialMeasurement m;
+  m.main_metric = std::string((*workload)->main_metric());
+  m.warnings = setup->warnings;
+  if (!peak_reset) m.warnings.push_back("peak RSS not reset: " + peak_reset.error().message);
+  // Opened after the pool started, so that its threads are counted.
+  MeteredRun metered;
+  int64_t repetition = 0;
+  if (settings.warmup && !stopped(stop)) {
+    SampleSink sink(m.samples, repetition++, true);
+    if (auto v = metered(**workload, sink); !v) return fail("warmup: {}", v.error().message);
+  }
+  if (Status s = timed_repetitions(**workload, metered, ctx, settings, stop, repetition, m); !s) return s.error();
+  m.peak_rss_bytes = peak_rss_bytes();
+  return m;
+}
+
+}  // namespace
+
+Result<TrialMeasurement> run_trial(const Model& model, const nlohmann::json& config, const TrialSettings& settings,
+                                   const TrialEnvironment& environment, const std::atomic<bool>* stop) {
+  try {
+    return measure(model, config, settings, environment, stop);
+  } catch (const std::exception& e) {  // e.g. std::bad_alloc: the trial fails, the worker goes on
+    return fail("trial: {}", e.what());
+  }
+}
+
+}  // namespace infertune

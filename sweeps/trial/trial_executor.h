@@ -1,0 +1,52 @@
+#pragma once
+// Runs one planned trial inside the process that holds its model (the sweep worker): builds the context and
+// the placed thread pool from the trial's configuration (PlannedTrial::config, sweeps/plan/trial_plan.h),
+// warms up, then measures repetitions of its workload until the 95% confidence interval of the workload's
+// main metric is within settings.ci_target of its mean or settings.max_reps is reached. Every raw value is
+// kept as a Sample (metric_names.h), warmups flagged; nothing is averaged here (the store summarizes).
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/model/model.h"
+#include "kernels/result.h"
+#include "sweeps/store/store_records.h"
+
+namespace infertune {
+
+struct TrialSettings {
+  bool warmup = true;       // one untimed run of the workload first (samples kept, flagged is_warmup)
+  int min_reps = 3;         // --min-reps: never fewer timed repetitions
+  int max_reps = 10;        // --max-reps
+  double ci_target = 0.03;  // --ci-target: stop when ci95 half-width / mean of the main metric <= this
+  double cooldown_s = 0;    // --cooldown: idle time before each trial
+
+  nlohmann::json to_json() const;
+  static Result<TrialSettings> from_json(const nlohmann::json& j);
+};
+
+// What the worker knows about the host and the model beyond the config.
+struct TrialEnvironment {
+  std::optional<double> host_read_bandwidth_gbs;  // the probe's all-core read bandwidth, for bandwidth %
+};
+
+struct TrialMeasurement {
+  std::vector<Sample> samples;            // every metric of every repetition, in measured order
+  std::optional<int64_t> peak_rss_bytes;  // the process's peak RSS during the trial (reset before it)
+  int repetitions = 0;                    // timed repetitions run
+  bool ci_target_met = false;             // false: stopped at max_reps
+  std::string main_metric;                // the metric the stopping rule watched ("tg_tps", "pp_tps", ...)
+  std::vector<std::string> warnings;      // what the thread placement ignored or could not bind, for the log
+};
+
+// `stop`, when set, is polled between repetitions: the trial then ends early with what it measured.
+// Errors (a context that cannot be created, a failed decode, a config field missing or out of range) name
+// the field or the step; they never abort.
+Result<TrialMeasurement> run_trial(const Model& model, const nlohmann::json& config, const TrialSettings& settings,
+                                   const TrialEnvironment& environment, const std::atomic<bool>* stop = nullptr);
+
+}  // namespace infertune

@@ -1,0 +1,212 @@
+// run_trial on the fixture model, one test per workload kind: which metrics each repetition holds and how
+// many values (one itl_ms per gap between tokens), the warmup flagged as repetition 0, the main metric, the
+// stop flag, and the errors of a context that cannot hold the workload.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "engine/model/model.h"
+#include "sweeps/store/metric_names.h"
+#include "sweeps/trial/trial_executor.h"
+#include "test_support.h"
+
+namespace infertune {
+namespace {
+
+const Model& fixture_model() {
+  static const Model model = [] {
+    auto m = Model::load(test::fixture_path("models/fixture-llama-f32.gguf").string());
+    if (!m) throw std::runtime_error(m.error().message);
+    return std::move(*m);
+  }();
+  return model;
+}
+
+nlohmann::json config_for(const nlohmann::json& workload, int n_ctx, int n_parallel = 1) {
+  return {{"model", "fixture"}, {"quant", ""},        {"n_gpu_layers", 0},    {"mmap", true},
+          {"threads", 1},       {"threads_batch", 1}, {"numa", "none"},       {"cpu_mask", "0x0"},
+          {"n_ctx", n_ctx},     {"n_batch", 16},      {"n_ubatch", 8},        {"n_parallel", n_parallel},
+          {"type_k", "f16"},    {"type_v", "f16"},    {"flash_attn", "auto"}, {"workload", workload}};
+}
+
+nlohmann::json workload(const char* kind, int n_prompt, int n_gen, int depth = 0, int n_parallel = 1) {
+  return {{"kind", kind}, {"n_prompt", n_prompt}, {"n_gen", n_gen}, {"depth", depth}, {"n_parallel", n_parallel}};
+}
+
+// Two timed repetitions exactly, after a warmup: the tests count values per repetition.
+const TrialSettings kTwoReps{.warmup = true, .min_reps = 2, .max_reps = 2, .ci_target = 0.03};
+const TrialEnvironment kEnvironment{.host_read_bandwidth_gbs = 20.0};
+
+TrialMeasurement run(const nlohmann::json& config, const TrialSettings& settings = kTwoReps) {
+  auto m = run_trial(fixture_model(), config, settings, kEnvironment);
+  EXPECT_TRUE(m) << m.error().message;
+  return m ? *m : TrialMeasurement{};
+}
+
+// (metric, repetition) -> number of values; and every sample's warmup flag is that of repetition 0.
+std::map<std::pair<std::string, int64_t>, int> counts(const TrialMeasurement& m) {
+  std::map<std::pair<std::string, int64_t>, int> n;
+  for (const Sample& s : m.samples) {
+    ++n[{s.metric, s.repetition}];
+    EXPECT_EQ(s.is_warmup, s.repetition == 0) << s.metric << " rep " << s.repetition;
+    EXPECT_TRUE(std::isfinite(s.value) && s.value >= 0) << s.metric << " = " << s.value;
+  }
+  return n;
+}
+
+// The workload's own metrics of a repetition (without the utilization every run gets).
+std::set<std::string> workload_metrics_of(const TrialMeasurement& m, int64_t repetition) {
+  const std::set<std::string> utilization{metric::kCpuBusyShare, metric::kInstructions, metric::kCycles,
+                                          metric::kLlcMisses, metric::kInstructionsPerCycle};
+  std::set<std::string> names;
+  for (const Sample& s : m.samples) {
+    if (s.repetition == repetition && !utilization.contains(s.metric)) names.insert(s.metric);
+  }
+  return names;
+}
+
+TEST(TrialWorkload, PromptAtDepth) {
+  const auto m = run(config_for(workload("pp", 24, 0, 8), 32));
+  EXPECT_EQ(m.main_metric, metric::kPromptTokensPerSecond);
+  EXPECT_EQ(m.repetitions, 2);
+  auto n = counts(m);
+  for (int64_t rep : {0, 1, 2}) {
+    EXPECT_EQ((n[{metric::kPromptTokensPerSecond, rep}]), 1);
+    EXPECT_EQ((n[{metric::kTimeToFirstTokenMs, rep}]), 1);
+  }
+  EXPECT_EQ(workload_metrics_of(m, 2),
+            (std::set<std::string>{metric::kPromptTokensPerSecond, metric::kTimeToFirstTokenMs}));
+  // At most one CPU busy share per run (none when a run is too short for the clock to see its CPU time).
+  for (int64_t rep : {0, 1, 2}) EXPECT_LE((n[{metric::kCpuBusyShare, rep}]), 1);
+  // The KV cache's bytes once, with the first timed repetition.
+  EXPECT_EQ((n[{metric::kKvBytes, 1}]), 1);
+  EXPECT_EQ((n[{metric::kKvBytes, 2}]), 0);
+  EXPECT_TRUE(m.peak_rss_bytes.has_value());
+}
+
+TEST(TrialWorkload, GenerateHasOneItlPerGap) {
+  const int n_gen = 6;
+  const auto m = run(config_for(workload("tg", 0, n_gen, 4), 16));
+  EXPECT_EQ(m.main_metric, metric::kGenTokensPerSecond);
+  auto n = counts(m);
+  for (int64_t rep : {0, 1, 2}) {
+    EXPECT_EQ((n[{metric::kGenTokensPerSecond, rep}]), 1);
+    EXPECT_EQ((n[{metric::kTimeToFirstTokenMs, rep}]), 1);
+    EXPECT_EQ((n[{metric::kInterTokenLatencyMs, rep}]), n_gen - 1);
+    EXPECT_EQ((n[{metric::kWeightReadGBs, rep}]), 1);
+    EXPECT_EQ((n[{metric::kBandwidthPercent, rep}]), 1);
+  }
+  // tg_tps is the steps' rate: n_gen / (first step + every gap).
+  double step_ms = 0, tps = 0, gbs = 0, pct = 0;
+  for (const Sample& s : m.samples) {
+    if (s.repetition != 1) continue;
+    if (s.metric == metric::kTimeToFirstTokenMs || s.metric == metric::kInterTokenLatencyMs) step_ms += s.value;
+    if (s.metric == metric::kGenTokensPerSecond) tps = s.value;
+    if (s.metric == metric::kWeightReadGBs) gbs = s.value;
+    if (s.metric == metric::kBandwidthPercent) pct = s.value;
+  }
+  EXPECT_NEAR(tps, 1000.0 * n_gen / step_ms, 1e-6 * tps);
+  EXPECT_NEAR(pct, 100.0 * gbs / kEnvironment.host_read_bandwidth_gbs.value(), 1e-9 * pct);
+}
+
+TEST(TrialWorkload, PromptGenerateHasEveryLatency) {
+  const int n_gen = 5;
+  const auto m = run(config_for(workload("pp+tg", 12, n_gen), 24));
+  EXPECT_EQ(m.main_metric, metric::kGenTokensPerSecond);
+  auto n = counts(m);
+  for (int64_t rep : {0, 1, 2}) {
+    EXPECT_EQ((n[{metric::kPromptTokensPerSecond, rep}]), 1);
+    EXPECT_EQ((n[{metric::kGenTokensPerSecond, rep}]), 1);
+    EXPECT_EQ((n[{metric::kTimeToFirstTokenMs, rep}]), 1);
+    EXPECT_EQ((n[{metric::kEndToEndLatencyMs, rep}]), 1);
+    EXPECT_EQ((n[{metric::kInterTokenLatencyMs, rep}]), n_gen - 1);
+  }
+  // e2e covers ttft and every gap.
+  double ttft = 0, gaps = 0, e2e = 0;
+  for (const Sample& s : m.samples) {
+    if (s.repetition != 2) continue;
+    if (s.metric == metric::kTimeToFirstTokenMs) ttft = s.value;
+    if (s.metric == metric::kInterTokenLatencyMs) gaps += s.value;
+    if (s.metric == metric::kEndToEndLatencyMs) e2e = s.value;
+  }
+  EXPECT_GE(e2e * (1 + 1e-9), ttft + gaps);
+}
+
+TEST(TrialWorkload, BatchedFourSequencesGenerateEveryToken) {
+  const int np = 4, n_prompt = 6, n_gen = 5;
+  const auto m = run(config_for(workload("batched", n_prompt, n_gen, 0, np), np * (n_prompt + n_gen), np));
+  EXPECT_EQ(m.main_metric, metric::kAggregateTokensPerSecond);
+  auto n = counts(m);
+  for (int64_t rep : {0, 1, 2}) {
+    EXPECT_EQ((n[{metric::kTimeToFirstTokenMs, rep}]), np);
+    EXPECT_EQ((n[{metric::kEndToEndLatencyMs, rep}]), np);
+    EXPECT_EQ((n[{metric::kInterTokenLatencyMs, rep}]), np * (n_gen - 1));
+    EXPECT_EQ((n[{metric::kAggregateTokensPerSecond, rep}]), 1);
+    EXPECT_EQ((n[{metric::kPromptTokensPerSecond, rep}]), 1);
+    EXPECT_EQ((n[{metric::kWeightReadGBs, rep}]), 1);
+    // Each token was timestamped once: first tokens plus gaps are every generated token.
+    EXPECT_EQ((n[{metric::kTimeToFirstTokenMs, rep}] + n[{metric::kInterTokenLatencyMs, rep}]), np * n_gen);
+  }
+  // aggregate_tps = all generated tokens / wall time, and the wall time covers the slowest request's e2e.
+  double aggregate = 0, max_e2e = 0;
+  for (const Sample& s : m.samples) {
+    if (s.repetition != 1) continue;
+    if (s.metric == metric::kAggregateTokensPerSecond) aggregate = s.value;
+    if (s.metric == metric::kEndToEndLatencyMs) max_e2e = std::max(max_e2e, s.value);
+  }
+  EXPECT_LE(aggregate, 1000.0 * np * n_gen / max_e2e * (1 + 1e-9));
+}
+
+TEST(TrialWorkload, WithoutWarmupRepetitionsCountFromZero) {
+  TrialSettings settings = kTwoReps;
+  settings.warmup = false;
+  const auto m = run(config_for(workload("tg", 0, 3), 8), settings);
+  std::set<int64_t> reps;
+  for (const Sample& s : m.samples) {
+    EXPECT_FALSE(s.is_warmup);
+    reps.insert(s.repetition);
+  }
+  EXPECT_EQ(reps, (std::set<int64_t>{0, 1}));
+}
+
+TEST(TrialWorkload, StopsAtMinRepsOrMaxReps) {
+  const TrialSettings loose{.warmup = false, .min_reps = 2, .max_reps = 6, .ci_target = 1e6};
+  auto m = run(config_for(workload("tg", 0, 2), 8), loose);
+  EXPECT_EQ(m.repetitions, 2);
+  EXPECT_TRUE(m.ci_target_met);
+  const TrialSettings impossible{.warmup = false, .min_reps = 2, .max_reps = 4, .ci_target = 0};
+  m = run(config_for(workload("tg", 0, 2), 8), impossible);
+  // A zero target is met only by identical timings, which a clock of ns does not give.
+  EXPECT_EQ(m.repetitions, 4);
+  EXPECT_FALSE(m.ci_target_met);
+}
+
+TEST(TrialWorkload, StopFlagEndsTheTrialBeforeTheNextRepetition) {
+  std::atomic<bool> stop{true};
+  auto m = run_trial(fixture_model(), config_for(workload("tg", 0, 2), 8), kTwoReps, kEnvironment, &stop);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(m->repetitions, 0);
+  EXPECT_TRUE(m->samples.empty());
+}
+
+TEST(TrialWorkload, ContextTooSmallNamesTheField) {
+  auto m = run_trial(fixture_model(), config_for(workload("pp+tg", 16, 8, 16), 32), kTwoReps, kEnvironment);
+  ASSERT_FALSE(m);
+  EXPECT_NE(m.error().message.find("'n_ctx'"), std::string::npos) << m.error().message;
+  nlohmann::json c = config_for(workload("batched", 4, 4, 0, 4), 32, 4);
+  c["n_batch"] = 2;
+  c["n_ubatch"] = 2;
+  m = run_trial(fixture_model(), c, kTwoReps, kEnvironment);
+  ASSERT_FALSE(m);
+  EXPECT_NE(m.error().message.find("'n_batch'"), std::string::npos) << m.error().message;
+  c = config_for(workload("tg", 0, 4), 8);
+  c["n_gpu_layers"] = 99;
+  m = run_trial(fixture_model(), c, kTwoReps, kEnvironment);
+  ASSERT_FALSE(m);
+  EXPECT_NE(m.error().message.find("'n_gpu_layers'"), std::string::npos) << m.error().message;
+}
+
+}  // namespace
+}  // namespace infertune
