@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -146,12 +147,23 @@ bool PerfCounters::available() const {
   return false;
 }
 
-void PerfCounters::start() {
-  // Reset every descriptor (an inherited child is reset with its parent event), then enable the leaders,
-  // whose groups follow them.
-  for (const auto& fds : fds_) {
-    for (int fd : fds) ioctl(fd, PERF_EVENT_IOC_RESET, 0);
+// A counter's total over its descriptors, or nullopt when one cannot be read.
+std::optional<uint64_t> PerfCounters::total(int counter) const {
+  if (fds_[counter].empty()) return std::nullopt;
+  uint64_t sum = 0;
+  for (int fd : fds_[counter]) {
+    const auto value = read_scaled(fd);
+    if (!value) return std::nullopt;
+    sum += *value;
   }
+  return sum;
+}
+
+void PerfCounters::start() {
+  // An interval is the difference of two reads, not a reset: PERF_EVENT_IOC_RESET does not clear what
+  // exited inherited threads have already folded into their parent event, and a thread that ends just
+  // before a reset folds its counts in after it.
+  for (int counter = 0; counter < kCounterCount; ++counter) baseline_[counter] = total(counter);
   for (const auto& fds : fds_) {
     for (int fd : fds) ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
   }
@@ -161,22 +173,12 @@ CounterValues PerfCounters::stop() {
   for (const auto& fds : fds_) {
     for (int fd : fds) ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
   }
-  std::optional<uint64_t> sums[kCounterCount];
+  std::optional<uint64_t> deltas[kCounterCount];
   for (int counter = 0; counter < kCounterCount; ++counter) {
-    if (fds_[counter].empty()) continue;
-    uint64_t sum = 0;
-    bool complete = true;
-    for (int fd : fds_[counter]) {
-      const auto value = read_scaled(fd);
-      if (!value) {
-        complete = false;
-        break;
-      }
-      sum += *value;
-    }
-    if (complete) sums[counter] = sum;
+    const std::optional<uint64_t> now = total(counter);
+    if (now && baseline_[counter]) deltas[counter] = *now - std::min(*now, *baseline_[counter]);
   }
-  return CounterValues{sums[kInstructions], sums[kCycles], sums[kLlcMisses]};
+  return CounterValues{deltas[kInstructions], deltas[kCycles], deltas[kLlcMisses]};
 }
 
 }  // namespace infertune

@@ -51,7 +51,7 @@ class PerfCounters {
   PerfCounters& operator=(const PerfCounters&) = delete;
   ~PerfCounters();
 
-  // Zero and enable every counter / disable them and return the sums since start(). Without counters
+  // Enable every counter / disable them and return the counts since start(). Without counters
   // start() does nothing and stop() returns all nullopt.
   void start();
   CounterValues stop();
@@ -66,6 +66,8 @@ class PerfCounters {
   enum Counter { kCycles, kInstructions, kLlcMisses, kCounterCount };
   // fds_[counter] holds one descriptor per thread; an empty list: the counter could not be opened.
   std::vector<int> fds_[kCounterCount];
+  std::optional<uint64_t> baseline_[kCounterCount];  // totals when the interval started
+  std::optional<uint64_t> total(int counter) const;
   std::string reason_;
 
   void close_all();

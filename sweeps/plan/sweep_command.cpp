@@ -45,6 +45,7 @@ struct SweepOptions {
   CLI::Option* resume_option = nullptr;
   double ci_target = 0.03;
   int max_reps = 10;
+  CLI::Option* max_reps_option = nullptr;
   int min_reps = 3;
   double trial_timeout_s = 600;
   double cooldown_s = 0;
@@ -243,6 +244,12 @@ int run_sweep_command(SweepOptions o) {
     return report_error("sweep", fmt::format("--resume {}: expected a sweep id or a 16-digit spec hash", resume_value));
   }
   if (o.dry_run) return dry_run(o);
+  // The default sweep is the out-of-the-box tour: fewer repetitions keep it within a few minutes. (`--resume ID`
+  // alone may name any sweep, so it keeps the general default.)
+  const bool default_sweep = wants_default_sweep(o.spec_file, o.flags) && !(ref && ref->id);
+  if (default_sweep && o.max_reps_option->count() == 0) {
+    o.max_reps = std::max(kDefaultSweepMaxReps, o.min_reps);
+  }
   auto settings = trial_settings(o);
   if (!settings) return report_error("sweep", settings.error().message);
 
@@ -327,7 +334,8 @@ void add_sweep_command(Subcommands& commands) {
                       "running only the trials it lacks")
           ->expected(0, 1);
   sub->add_option("--ci-target", options->ci_target, "Repeat until the 95% CI half-width / mean is within this (0.03)");
-  sub->add_option("--max-reps", options->max_reps, "At most this many timed repetitions per trial (10)");
+  options->max_reps_option = sub->add_option("--max-reps", options->max_reps,
+                                             "At most this many timed repetitions per trial (10; the default sweep: 5)");
   sub->add_option("--min-reps", options->min_reps, "At least this many timed repetitions per trial (3)");
   sub->add_option("--trial-timeout", options->trial_timeout_s, "Seconds a trial may take before it is killed (600)");
   sub->add_option("--cooldown", options->cooldown_s, "Idle seconds before each trial (0)");

@@ -61,6 +61,16 @@ WorkloadNeeds needs(const Workload& w) {
           .outputs = 1};
 }
 
+// What identifies a configuration by what the engine does: -b above the most tokens the workload hands one
+// decode changes nothing, nor -ub above the capped -b. Trials with the same key run once (the first keeps
+// its settings as given), so a dimension that only matters for long prompts does not repeat generation.
+std::string coincidence_key(nlohmann::json c, const WorkloadNeeds& need) {
+  const int b = std::min(c["n_batch"].get<int>(), int(need.decode_tokens));
+  c["n_batch"] = b;
+  c["n_ubatch"] = std::min(c["n_ubatch"].get<int>(), b);
+  return config_hash(c);
+}
+
 // One trial of the product, before ordering.
 struct Draft {
   size_t group = 0;
@@ -138,7 +148,7 @@ Result<SweepPlan> plan_sweep(const SweepSpec& s, const ModelShapeFn& shapes, boo
   SweepPlan plan;
   plan.spec_hash = s.hash();
   std::vector<std::vector<PlannedTrial>> by_group;
-  std::set<std::string> seen;  // hashes: settings that coincide (ub > b, c 0 and c = needed) run once
+  std::set<std::string> seen;  // coincidence keys: settings that coincide (ub > b, b past the largest decode, c 0 and c = needed) run once
   for (const Variant& v : variants(s)) {
     auto shape = shapes(v.path, v.quant);
     if (!shape) return shape.error();
@@ -177,7 +187,7 @@ Result<SweepPlan> plan_sweep(const SweepSpec& s, const ModelShapeFn& shapes, boo
             t.config = c;
             t.hash = config_hash(c);
             t.workload = w.name();
-            if (!seen.insert(t.hash).second) return;
+            if (!seen.insert(coincidence_key(c, need)).second) return;
             // The spec's KV type names were checked by resolve_spec.
             const MemoryInputs in{.n_ctx = ctx,
                                   .n_batch = uint32_t(b),

@@ -9,7 +9,8 @@
 // each trial's context just what its workload needs.
 // Workloads: pp128, tg32, batched np 1 and np 4 (each request pp32 + tg16).
 //
-// Size: 3 models x 2 threads x 2 -ub x 4 workloads = 48 trials on a 2-core host (bigger hosts get more
+// Size: 3 models x 2 threads x (2 -ub for pp128 and batched np4; tg32 and batched np1 never decode more than 32
+// tokens at once, so their -ub values coincide and run once) = 36 trials on a 2-core host (bigger hosts get more
 // threads values: 1, 2, 4, ... and the core count). Time on a 2-core machine, estimated from the CPU time of the same
 // workloads on llama-1b q4_0 measured on this project's 2-core VM (tests/sweeps/trial_measure_test.cpp; the
 // VM was shared, so wall times were converted by the CPU share the process got): per run at 1 thread tg32
@@ -42,6 +43,9 @@ struct DefaultSweep {
   SweepSpec spec;                         // spec.models are the models' paths, in the same order
   std::vector<DefaultSweepModel> models;  // to produce before planning (plan_sweep reads their headers)
 };
+
+// Timed repetitions at most per trial of the default sweep (unless --max-reps says otherwise).
+inline constexpr int kDefaultSweepMaxReps = 5;
 
 // Hosts with less memory than this get the smaller preset.
 inline constexpr uint64_t kDefaultSweepLargeModelMemory = 6ull << 30;

@@ -27,10 +27,11 @@ namespace {
 
 const std::string kModel = test::fixture_path("models/fixture-llama-f32.gguf").string();
 
-// Five configurations of one group (one model load): pp 8 at five batch sizes.
+// Five configurations of one group (one model load): pp 8 at five batch sizes (at most 8: larger ones would
+// coincide with -b 8).
 SweepPlan five_trial_plan(int n_trials = 5) {
   std::string batches;
-  for (int i = 0; i < n_trials; ++i) batches += (i ? ", " : "") + std::to_string(8 << i);
+  for (int i = 0; i < n_trials; ++i) batches += (i ? ", " : "") + std::to_string(i + 1);
   const std::string yaml =
       "models: [" + kModel + "]\nthreads: [1]\nbatch_size: [" + batches + "]\nworkloads:\n  - {pp: 8}\n";
   auto text = parse_spec_yaml(yaml, "test.yaml");

@@ -93,7 +93,7 @@ TEST(MetricsPerfCounters, PerThreadEventsWithInheritCountTheWholeProcess) {
     EXPECT_GT(counted, 0.8 * cpu_seconds) << "a thread's time is missing (the late one: inherit)";
     EXPECT_LT(counted, 1.1 * cpu_seconds + 0.005);
   }
-  // start() resets: a second interval counts only itself.
+  // A second interval counts only itself.
   counters.start();
   const CounterValues nothing_much = counters.stop();
   ASSERT_TRUE(nothing_much.cycles);

@@ -48,8 +48,8 @@ SweepPlan plan_of(const std::string& yaml) {
 
 TEST(SweepPlan, CartesianProductGroupedByReload) {
   const auto plan = plan_of(
-      "models: [a.gguf, b.gguf]\nmmap: [1, 0]\nthreads: [1, 2]\nbatch_size: [128, 256]\n"
-      "workloads:\n  - {pp: 64}\n  - {tg: 16}\n");
+      "models: [a.gguf, b.gguf]\nmmap: [1, 0]\nthreads: [1, 2]\nbatch_size: [16, 32]\n"
+      "workloads:\n  - {pp: 64}\n  - {pp: 32, tg: 16}\n");
   // 2 models x 2 mmap = 4 groups; each 2 threads x 2 batch x 2 workloads = 8 trials.
   ASSERT_EQ(plan.groups.size(), 4u);
   ASSERT_EQ(plan.trials.size(), 32u);
@@ -74,18 +74,33 @@ TEST(SweepPlan, CartesianProductGroupedByReload) {
   EXPECT_EQ(plan.groups[2].key["model"], "b.gguf");
   EXPECT_EQ(plan.trials[0].workload, "pp64");
   EXPECT_EQ(plan.trials[0].config["threads"], 1);
-  EXPECT_EQ(plan.trials[0].config["n_batch"], 128);
-  EXPECT_EQ(plan.trials[1].config["n_batch"], 256);
+  EXPECT_EQ(plan.trials[0].config["n_batch"], 16);
+  EXPECT_EQ(plan.trials[1].config["n_batch"], 32);
   EXPECT_EQ(plan.trials[2].config["threads"], 2);
-  EXPECT_EQ(plan.trials[4].workload, "tg16");
+  EXPECT_EQ(plan.trials[4].workload, "pp32+tg16");
   EXPECT_EQ(plan.n_skipped(), 0u);
 }
 
 TEST(SweepPlan, SettingsThatCoincideRunOnce) {
-  // -ub is capped at -b: b 128 with ub 256 is b 128 with ub 128.
-  const auto plan = plan_of("models: m.gguf\nbatch_size: 128\nubatch_size: [128, 256]\nworkloads:\n  - {pp: 64}\n");
+  // -ub is capped at -b: b 32 with ub 64 is b 32 with ub 32.
+  auto plan = plan_of("models: m.gguf\nbatch_size: 32\nubatch_size: [32, 64]\nworkloads:\n  - {pp: 64}\n");
   ASSERT_EQ(plan.trials.size(), 1u);
-  EXPECT_EQ(plan.trials[0].config["n_ubatch"], 128);
+  EXPECT_EQ(plan.trials[0].config["n_ubatch"], 32);
+  // -b past the largest decode of the workload changes nothing: pp 64 at b 128 or 256 runs as b 64; tg
+  // decodes one token at a time; a batched workload decodes at most np x pp tokens at once. The first of the
+  // coinciding settings runs, as given.
+  plan = plan_of(
+      "models: m.gguf\nbatch_size: [128, 256]\nubatch_size: [32, 512]\nworkloads:\n  - {pp: 64}\n  - {tg: 16}\n"
+      "  - {np: 2, pp: 16, tg: 4}\n");
+  ASSERT_EQ(plan.trials.size(), 4u);  // pp64: ub 32 and 64; tg16: one; batched: ub 32
+  EXPECT_EQ(plan.trials[0].config["n_batch"], 128);
+  EXPECT_EQ(plan.trials[0].config["n_ubatch"], 32);
+  EXPECT_EQ(plan.trials[1].config["n_ubatch"], 128);
+  EXPECT_EQ(plan.trials[2].workload, "tg16");
+  EXPECT_EQ(plan.trials[2].config["n_batch"], 128);
+  EXPECT_EQ(plan.trials[2].config["n_ubatch"], 32);
+  EXPECT_EQ(plan.trials[3].config["n_batch"], 128);
+  EXPECT_EQ(plan.trials[3].config["n_ubatch"], 32);
 }
 
 TEST(SweepPlan, ContextZeroIsWhatTheWorkloadNeeds) {

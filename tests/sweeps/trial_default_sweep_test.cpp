@@ -70,8 +70,9 @@ TEST(TrialDefaultSweep, PlansWithRealShapes) {
   ASSERT_TRUE(plan) << plan.error().message;
   EXPECT_EQ(plan->groups.size(), 3u);
   EXPECT_EQ(plan->n_skipped(), 0u);
-  // 3 models x 2 threads x 2 -ub x 4 workloads.
-  EXPECT_EQ(plan->trials.size(), 3u * 2 * 2 * 4);
+  // 3 models x 2 threads x (pp128 and batched np4 at 2 -ub; tg32 and batched np1, whose decodes never
+  // exceed 32 tokens, once each).
+  EXPECT_EQ(plan->trials.size(), 3u * 2 * (2 + 2 + 1 + 1));
   std::set<std::string> models;
   for (const PlannedTrial& t : plan->trials) models.insert(t.config["model"]);
   EXPECT_EQ(models, std::set<std::string>(sweep.spec.models.begin(), sweep.spec.models.end()));
