@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -75,8 +76,12 @@ void place_fd(int fd, int target) {
 
 // In the child between fork and exec: only async-signal-safe calls (the runner may have other threads).
 [[noreturn]] void exec_child(const char* path, char* const* argv, char* const* envp, int in, int out, int err,
-                             int report_fd, const std::optional<uint64_t>& memory_limit) {
+                             int report_fd, const std::optional<uint64_t>& memory_limit, pid_t parent) {
   setpgid(0, 0);
+  // A runner killed with SIGKILL takes its worker with it (the worker is in its own process group, so
+  // nothing else would reach it); the check closes the race with a parent that died before the prctl.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(127);
   if (memory_limit) {
     const rlimit limit{static_cast<rlim_t>(*memory_limit), static_cast<rlim_t>(*memory_limit)};
     if (setrlimit(RLIMIT_AS, &limit) != 0) {
@@ -142,6 +147,7 @@ Result<WorkerProcess> WorkerProcess::start(const WorkerCommand& command) {
       return s.error();
     }
   }
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) {
     const int e = errno;
@@ -150,7 +156,7 @@ Result<WorkerProcess> WorkerProcess::start(const WorkerCommand& command) {
   }
   if (pid == 0) {
     exec_child(command.executable.c_str(), argv.data(), envp.data(), in[0], out[1], err[1], report[1],
-               command.memory_limit_bytes);
+               command.memory_limit_bytes, parent);
   }
   setpgid(pid, pid);  // also here, so the group exists before the first kill_group whoever runs first
   close_fd(in[0]);
