@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <set>
 
+#include "sweeps/trial/trial_config.h"
+
 namespace infertune {
 namespace {
 
@@ -13,11 +15,10 @@ std::optional<int64_t> larger_known(std::optional<int64_t> a, std::optional<int6
   return a ? a : b;
 }
 
+// The planner's name of the workload (Workload::name); a config it cannot read is described by its shape.
 std::string workload_name(const nlohmann::json& workload) {
-  const std::string shape = describe_shape(workload_shape(workload));
-  if (config_text(workload, "kind") != "batched") return shape;
-  return fmt::format("batched np{} {}", int(config_int(workload, "n_parallel", 1)),
-                     shape.substr(std::string("batched ").size()));
+  auto parsed = parse_workload(workload);
+  return parsed ? parsed->name() : describe_shape(workload_shape(workload));
 }
 
 WorkloadResult workload_result(const StoredTrial& stored, const nlohmann::json& workload) {
