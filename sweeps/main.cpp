@@ -10,6 +10,7 @@
 #include "engine/engine_commands.h"
 #include "engine/context/context_flags.h"
 #include "engine/threading/placement_flags.h"
+#include "reports/reports_commands.h"
 #include "sweeps/sweeps_commands.h"
 #include "sweeps/version_info.h"
 
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
   infertune::register_engine_commands(commands);
   infertune::register_bench_commands(commands);
   infertune::register_sweeps_commands(commands);
+  infertune::register_reports_commands(commands);
 
   // llama.cpp's multi-letter short flags (-tb, -ngl, ...) reach CLI11 as their long forms.
   std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
@@ -34,7 +36,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(std::move(args));
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help exits 0; any bad flag or value is bad input, exit status 1 (CLI11's own codes are 100-127).
+    return app.exit(e) == 0 ? 0 : 1;
   }
   if (show_version) {
     fmt::print("{}", infertune::version_report());

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The layers of DESIGN.md depend one way: kernels <- engine <- bench <- sweeps, and reports reads the store
-# (engine below it). A file may include headers of its own layer and of the layers below, never above.
+# The layers depend one way: kernels <- engine <- bench <- sweeps <- reports (reports reads the results store
+# of sweeps/store; docs/design-changes.md). A file may include headers of its own layer and of the layers
+# below, never above. The one exception is sweeps/main.cpp, the dispatcher that registers every area's
+# subcommands.
 # usage: layering_check.sh SOURCE_DIR
 set -euo pipefail
 cd "$1"
@@ -9,8 +11,9 @@ check() {  # check LAYER FORBIDDEN...
   local layer=$1
   shift
   for forbidden in "$@"; do
-    if hits=$(grep -rn --include='*.h' --include='*.cpp' --include='*.cu' "#include \"$forbidden/" "$layer" 2>/dev/null); then
-      echo "FAIL: $layer/ includes $forbidden/ (layers depend one way: kernels <- engine <- bench <- sweeps):"
+    if hits=$(grep -rn --include='*.h' --include='*.cpp' --include='*.cu' "#include \"$forbidden/" "$layer" 2>/dev/null |
+      grep -v '^sweeps/main.cpp:'); then
+      echo "FAIL: $layer/ includes $forbidden/ (layers depend one way: kernels <- engine <- bench <- sweeps <- reports):"
       echo "$hits" | head -5
       failed=$((failed + 1))
     fi
@@ -19,7 +22,7 @@ check() {  # check LAYER FORBIDDEN...
 check kernels engine bench sweeps reports
 check engine bench sweeps reports
 check bench sweeps reports
-check reports bench sweeps
+check sweeps reports
 checks=4
 echo "$((checks - failed)) passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -4,6 +4,7 @@
 #include <new>
 
 #include "engine/context/batch_positions.h"
+#include "engine/context/step_fault_injection.h"
 
 namespace infertune {
 namespace {
@@ -92,6 +93,7 @@ Status Context::decode(const Batch& batch) {
         batch.size(), cache_.n_free(), cache_.n_cells());
   }
   placed_.clear();
+  const StepSlowdownScope injected_slowdown;  // test hook (step_fault_injection.h); nothing when unset
   Status s = evaluate(batch);
   if (!s) {
     cache_.release(placed_);

@@ -39,8 +39,8 @@ Status write_output(const std::string& path, const std::string& text) {
 int run_export(const ExportOptions& options) {
   const auto format = parse_table_format(options.format);
   if (!format) return report_error("export", fmt::format("--format {}: expected csv, md or json", options.format));
-  // An existing store only: exporting a mistyped path must not leave an empty database behind.
-  auto store = ResultsStore::open(options.db, {.create = false});
+  // Read-only: a mistyped path leaves no database behind, and another SQLite file is refused untouched.
+  auto store = ResultsStore::open_read_only(options.db);
   if (!store) return report_error("export", store.error().message);
   auto table = read_trial_table(store->database(), options.sweep);
   if (!table) return report_error("export", table.error().message);

@@ -30,6 +30,7 @@ struct RecommendFlags {
 
 Result<RecommendOptions> options_from(const RecommendFlags& flags) {
   RecommendOptions options;
+  options.store_recommendations = false;  // a reader: the sweep records its own recommendations
   if (flags.scenario != "all") {
     auto scenario = parse_scenario(flags.scenario);
     if (!scenario) return fail("--scenario {}: expected latency, throughput, mixed or all", flags.scenario);
@@ -67,8 +68,8 @@ int run_recommend(const RecommendFlags& flags) {
     return report_error(kCommand, fmt::format("-o {}: expected table or json", flags.output));
   auto options = options_from(flags);
   if (!options) return report_error(kCommand, options.error().message);
-  // An existing store only: a mistyped path must not leave an empty database behind.
-  auto store = ResultsStore::open(flags.db, {.create = false});
+  // Read-only: a mistyped path leaves no database behind, and another SQLite file is refused untouched.
+  auto store = ResultsStore::open_read_only(flags.db);
   if (!store) return report_error(kCommand, store.error().message);
   auto sweep = chosen_sweep(*store, flags);
   if (!sweep) return report_error(kCommand, sweep.error().message);

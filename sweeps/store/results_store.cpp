@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 
+#include "sweeps/store/migrations.h"
 #include "sweeps/store/schema.h"
 #include "sweeps/store/sqlite_transaction.h"
 #include "sweeps/store/time_text.h"
@@ -56,6 +57,54 @@ Result<std::vector<MetricRecord>> summarize_samples(const std::vector<Sample>& s
     metrics.push_back({metric, *summary});
   }
   return metrics;
+}
+
+// An infertune store has the schema_version table and the trials table; an empty file has neither (and is
+// no store either: SQLite would turn it into one on the first write).
+Status check_is_infertune_store(Database& db) {
+  const std::string file = db.path().string();
+  auto tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name");
+  if (!tables) return tables.error();
+  std::set<std::string> names;
+  for (;;) {
+    auto row = tables->step();
+    if (!row) return fail("{}: not an infertune results store ({})", file, row.error().message);
+    if (!*row) break;
+    names.insert(tables->column_text(0));
+  }
+  if (names.empty()) return fail("{}: not an infertune results store (the database is empty)", file);
+  if (!names.contains("schema_version") || !names.contains("trials")) {
+    std::string listed;
+    for (const std::string& n : names) listed += (listed.empty() ? "" : ", ") + n;
+    if (listed.size() > 120) listed = listed.substr(0, 117) + "...";
+    return fail("{}: not an infertune results store (its tables are {}; a store has schema_version, trials, ...)",
+                file, listed);
+  }
+  return {};
+}
+
+Result<ResultsStore> ResultsStore::open_read_only(const std::filesystem::path& path) {
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) return fail("results store {}: no such file", path.string());
+  if (std::filesystem::is_regular_file(path, error) && std::filesystem::file_size(path, error) == 0) {
+    return fail("{}: not an infertune results store (the file is empty)", path.string());
+  }
+  auto db = Database::open(path, {.create = false, .read_only = true});
+  if (!db) return db.error();
+  if (Status s = check_is_infertune_store(*db); !s) return s.error();
+  auto version = schema_version(*db);
+  if (!version) return version.error();
+  const int latest = store_schema_version();
+  if (*version > latest) {
+    return fail("results store {}: schema version {} is newer than this infertune understands ({}); use a newer "
+                "infertune",
+                path.string(), *version, latest);
+  }
+  if (*version == latest) return ResultsStore(std::move(*db));
+  auto copy = db->copy_to_memory();
+  if (!copy) return copy.error();
+  if (Status s = migrate(*copy, store_migrations()); !s) return s.error();
+  return ResultsStore(std::move(*copy));
 }
 
 Result<ResultsStore> ResultsStore::open(const std::filesystem::path& path, const DatabaseOptions& options) {

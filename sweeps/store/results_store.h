@@ -25,6 +25,11 @@ class ResultsStore {
  public:
   // options.create = false: the file must exist (readers such as export).
   static Result<ResultsStore> open(const std::filesystem::path& path, const DatabaseOptions& options = {});
+  // For commands that only read (export, recommend, report, compare, history): the file is opened
+  // read-only and never changed. Refuses, naming the file, a missing or empty file, a file that is not an
+  // infertune store (another SQLite database, or not SQLite at all) and a schema newer than this binary's.
+  // A store of an older schema is migrated in a private in-memory copy; the file stays as it was.
+  static Result<ResultsStore> open_read_only(const std::filesystem::path& path);
 
   // Insert, or update the row with the same key (host fingerprint, every build field, model content hash);
   // return the row's id.

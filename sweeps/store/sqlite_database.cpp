@@ -36,7 +36,8 @@ Result<Database> Database::open(const std::filesystem::path& path, const Databas
     return fail("results store {}: no such file", path.string());
   }
   sqlite3* db = nullptr;
-  const int flags = SQLITE_OPEN_READWRITE | (options.create ? SQLITE_OPEN_CREATE : 0);
+  const int flags = options.read_only ? SQLITE_OPEN_READONLY
+                                      : SQLITE_OPEN_READWRITE | (options.create ? SQLITE_OPEN_CREATE : 0);
   const int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
   if (rc != SQLITE_OK) {
     Error error =
@@ -55,6 +56,8 @@ Status Database::configure(const DatabaseOptions& options) {
   if (sqlite3_busy_timeout(db_, options.busy_timeout_ms) != SQLITE_OK) {
     return sqlite_error(db_, "cannot set the busy timeout", "");
   }
+  // A reader leaves the file as it found it (a WAL file stays WAL, a rollback-journal file stays so).
+  if (options.read_only) return exec("PRAGMA query_only=ON;");
   auto mode = pragma_value(*this, "PRAGMA journal_mode=WAL");
   if (!mode) return mode.error();
   if (*mode != "wal") {
@@ -100,6 +103,22 @@ Result<Statement> Database::prepare(std::string_view sql) {
   }
   if (!stmt) return fail("results store {}: no statement to prepare (SQL: '{}')", database_file(db_), sql);
   return statement;
+}
+
+Result<Database> Database::copy_to_memory() {
+  sqlite3* memory = nullptr;
+  if (sqlite3_open_v2(":memory:", &memory, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+    sqlite3_close_v2(memory);
+    return fail("results store {}: cannot open an in-memory copy", path_.string());
+  }
+  Database copy(memory, path_);
+  sqlite3_backup* backup = sqlite3_backup_init(memory, "main", db_, "main");
+  if (!backup) return sqlite_error(memory, "cannot copy into memory", "");
+  const int rc = sqlite3_backup_step(backup, -1);
+  sqlite3_backup_finish(backup);
+  if (rc != SQLITE_DONE) return fail("results store {}: cannot copy into memory: {}", path_.string(), sqlite3_errstr(rc));
+  if (Status s = copy.exec("PRAGMA foreign_keys=ON;"); !s) return s.error();
+  return copy;
 }
 
 int64_t Database::last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }

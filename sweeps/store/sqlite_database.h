@@ -15,6 +15,7 @@ namespace infertune {
 
 struct DatabaseOptions {
   bool create = true;           // create the file when it does not exist (otherwise that is an error)
+  bool read_only = false;       // SQLITE_OPEN_READONLY: nothing, not even the journal mode, is written
   int busy_timeout_ms = 10000;  // how long a writer waits for another process's write lock
 };
 
@@ -32,6 +33,10 @@ class Database {
   Status exec(std::string_view sql);
   // Compiles one statement (text after the first statement is an error: it would be silently ignored).
   Result<Statement> prepare(std::string_view sql);
+
+  // A private in-memory copy of this database (SQLite's backup API), writable, that still names this
+  // file in its messages: what a reader migrates when the file's schema is older than the binary's.
+  Result<Database> copy_to_memory();
 
   int64_t last_insert_rowid() const;
   const std::filesystem::path& path() const { return path_; }

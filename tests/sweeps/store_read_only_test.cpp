@@ -1,0 +1,128 @@
+// Commands that only read a store (export, recommend, report, compare, history) open it with
+// ResultsStore::open_read_only: the file is never changed — not a byte, not its journal mode — and a file
+// that is not an infertune store, or is newer than this binary, is refused with its name.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "store_test_data.h"
+#include "sweeps/store/migrations.h"
+#include "sweeps/store/schema.h"
+#include "test_support.h"
+
+namespace infertune {
+namespace {
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void make_other_database(const std::filesystem::path& path) {
+  auto db = Database::open(path);
+  ASSERT_TRUE(db);
+  ASSERT_TRUE(db->exec("PRAGMA journal_mode=DELETE; CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('x');"));
+}
+
+TEST(StoreReadOnly, ReadsAStoreWithoutChangingIt) {
+  const auto path = test::temp_dir() / "results.db";
+  int64_t sweep = 0;
+  {
+    auto store = test::store_with_sweep(path, sweep);
+    ASSERT_TRUE(store.record_trial(test::test_trial(sweep, 1)));
+  }
+  const std::string before = read_text(path);
+  auto store = ResultsStore::open_read_only(path);
+  ASSERT_TRUE(store) << store.error().message;
+  auto trials = store->trials(sweep);
+  ASSERT_TRUE(trials);
+  EXPECT_EQ(trials->size(), 1u);
+  // A write through it fails instead of changing the file.
+  EXPECT_FALSE(store->create_sweep({"x", "y", 1, 1}));
+  EXPECT_EQ(read_text(path), before);
+}
+
+TEST(StoreReadOnly, AnOlderSchemaIsMigratedInMemoryOnly) {
+  const auto path = test::temp_dir() / "v1.db";
+  {
+    auto db = Database::open(path);
+    ASSERT_TRUE(db);
+    ASSERT_TRUE(migrate(*db, store_migrations().first(1)));
+  }
+  const std::string before = read_text(path);
+  auto store = ResultsStore::open_read_only(path);
+  ASSERT_TRUE(store) << store.error().message;
+  EXPECT_EQ(*schema_version(store->database()), store_schema_version());
+  auto version_on_disk = Database::open(path, {.create = false, .read_only = true});
+  ASSERT_TRUE(version_on_disk);
+  EXPECT_EQ(*schema_version(*version_on_disk), 1);
+  EXPECT_EQ(read_text(path), before);
+}
+
+TEST(StoreReadOnly, RefusesWhatIsNotAStoreNamingTheFile) {
+  const auto dir = test::temp_dir();
+  const auto empty = dir / "empty.db";
+  std::ofstream(empty).close();
+  auto e = ResultsStore::open_read_only(empty);
+  ASSERT_FALSE(e);
+  EXPECT_NE(e.error().message.find("empty.db"), std::string::npos);
+  EXPECT_NE(e.error().message.find("not an infertune results store"), std::string::npos) << e.error().message;
+  EXPECT_EQ(std::filesystem::file_size(empty), 0u);
+
+  const auto other = dir / "other.db";
+  make_other_database(other);
+  const std::string before = read_text(other);
+  auto o = ResultsStore::open_read_only(other);
+  ASSERT_FALSE(o);
+  EXPECT_NE(o.error().message.find("other.db"), std::string::npos);
+  EXPECT_NE(o.error().message.find("notes"), std::string::npos) << o.error().message;
+  EXPECT_EQ(read_text(other), before);
+
+  const auto text = dir / "notes.txt";
+  std::ofstream(text) << "just some text, long enough to look like a header of something else entirely\n";
+  auto t = ResultsStore::open_read_only(text);
+  ASSERT_FALSE(t);
+  EXPECT_NE(t.error().message.find("notes.txt"), std::string::npos) << t.error().message;
+
+  auto missing = ResultsStore::open_read_only(dir / "missing.db");
+  ASSERT_FALSE(missing);
+  EXPECT_FALSE(std::filesystem::exists(dir / "missing.db"));
+}
+
+TEST(StoreReadOnly, ANewerSchemaIsRefused) {
+  const auto path = test::temp_dir() / "future.db";
+  {
+    auto store = ResultsStore::open(path);
+    ASSERT_TRUE(store);
+    ASSERT_TRUE(store->database().exec(
+        "INSERT INTO schema_version (version, description, applied_at) VALUES (99, 'future', 'now')"));
+  }
+  auto store = ResultsStore::open_read_only(path);
+  ASSERT_FALSE(store);
+  EXPECT_NE(store.error().message.find("newer"), std::string::npos) << store.error().message;
+  EXPECT_NE(store.error().message.find("future.db"), std::string::npos);
+}
+
+// The commands as a user meets them: export on a 0-byte file, recommend on another application's database.
+TEST(StoreReadOnly, ExportAndRecommendLeaveForeignFilesAlone) {
+  const auto dir = test::temp_dir();
+  const auto empty = dir / "empty.db";
+  std::ofstream(empty).close();
+  const auto e = test::run_command(test::infertune_binary() + " export --db " + empty.string() + " 2>&1");
+  EXPECT_EQ(e.exit_code, 1) << e.output;
+  EXPECT_NE(e.output.find("empty.db"), std::string::npos) << e.output;
+  EXPECT_EQ(std::filesystem::file_size(empty), 0u);
+
+  const auto other = dir / "other.db";
+  make_other_database(other);
+  const std::string before = read_text(other);
+  const auto r = test::run_command(test::infertune_binary() + " recommend --db " + other.string() + " 2>&1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("not an infertune results store"), std::string::npos) << r.output;
+  EXPECT_EQ(read_text(other), before);
+  EXPECT_FALSE(std::filesystem::exists(other.string() + "-wal"));
+}
+
+}  // namespace
+}  // namespace infertune
