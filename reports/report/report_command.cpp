@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "reports/report/history_section.h"
 #include "reports/report/html_report.h"
 #include "reports/report/report_tables.h"
 #include "reports/reports_commands.h"
@@ -103,6 +104,8 @@ Result<std::vector<ReportSweep>> load_all(const ReportFlags& flags) {
   return sweeps;
 }
 
+std::vector<std::filesystem::path> stores(const ReportFlags& flags) { return {flags.dbs.begin(), flags.dbs.end()}; }
+
 int run_report(const ReportFlags& flags) {
   auto format = chosen_format(flags);
   if (!format) return report_error(kCommand, format.error().message);
@@ -116,7 +119,7 @@ int run_report(const ReportFlags& flags) {
     written = write_csv(flags, tables);
   } else {
     const std::string text =
-        *format == "md" ? markdown_report(tables) : html_report({*sweeps, "", utc_now_text()});
+        *format == "md" ? markdown_report(tables) : html_report({*sweeps, history_section_html(stores(flags)), utc_now_text()});
     written = flags.output.empty() || flags.output == "-" ? write_stdout(text) : write_file(flags.output, text);
     if (written && !flags.output.empty() && flags.output != "-") {
       fmt::print(stderr, "infertune report: wrote {} ({} sweeps, {:.0f} KiB)\n", flags.output, sweeps->size(),

@@ -194,3 +194,47 @@ TEST(ReportCli, RefusesWhatIsNotAStoreAndTouchesNothing) {
 
 }  // namespace
 }  // namespace infertune
+
+namespace infertune {
+namespace {
+
+using namespace test;
+
+// Six sweeps of the same configuration, the last three 30% slower: the history section draws it and names
+// the change.
+TEST(HtmlReport, HistoryAcrossSweepsMarksTheChange) {
+  const auto dir = temp_dir();
+  int64_t sweep = 0;
+  const auto db = dir / "results.db";
+  auto store = store_with_sweep(db, sweep);
+  const nlohmann::json config = trial_config(2, 1, single_workload("tg", 0, 32));
+  record(store, sweep, {config, {{metric::kGenTokensPerSecond, around(100, 1)}}});
+  for (int i = 1; i < 6; ++i) {
+    auto next = store.create_sweep({"threads: [2]\n", "spec" + std::to_string(i), 1, 1});
+    ASSERT_TRUE(next);
+    const double level = i < 3 ? 100 : 70;
+    record(store, *next, {config, {{metric::kGenTokensPerSecond, around(level + i % 2, 1)}}});
+  }
+  const auto out = dir / "r.html";
+  const auto r = run_command(infertune_binary() + " report --db " + db.string() + " -o " + out.string() + " 2>&1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string html = read_text(out);
+  ASSERT_NE(html.find("<section id=\"history\""), std::string::npos);
+  EXPECT_NE(html.find("class=\"marker\""), std::string::npos);
+  EXPECT_NE(html.find("regression"), std::string::npos);
+  std::smatch change;
+  ASSERT_TRUE(std::regex_search(html, change, std::regex(R"(regression (-\d+\.\d)%)"))) << "the change's size";
+  EXPECT_NEAR(std::stod(change[1]), -29.5, 1.5);
+}
+
+TEST(HtmlReport, NoHistorySectionForASingleSweep) {
+  int64_t sweep = 0;
+  const auto dir = temp_dir();
+  const auto db = sample_store(dir, sweep);
+  const auto r = run_command(infertune_binary() + " report --db " + db.string());
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.output.find("<section id=\"history\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace infertune
