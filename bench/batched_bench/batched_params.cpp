@@ -3,6 +3,7 @@
 #include <array>
 
 #include "bench/llama_bench/value_lists.h"
+#include "engine/cli/flag_ranges.h"
 #include "engine/context/context_flags.h"
 #include "engine/threading/placement_flags.h"
 
@@ -21,14 +22,12 @@ void add_list(CLI::App& app, const std::string& names, std::vector<std::string>&
       ->group(kListGroup);
 }
 
-// A list flag that was not given keeps its default; one that was must have every value in [low, high].
-Status assign_ints(const std::vector<std::string>& text, const char* flag, int low, int high, std::vector<int>& into) {
+// A list flag that was not given keeps its default; one that was must have every value in `allowed`.
+Status assign_ints(const std::vector<std::string>& text, const char* flag, const IntRange& allowed,
+                   std::vector<int>& into) {
   if (text.empty()) return {};
-  auto values = parse_int_list(text, flag);
+  auto values = parse_int_list(text, flag, allowed);
   if (!values) return values.error();
-  for (int v : *values) {
-    if (v < low || v > high) return fail("{}: {} is outside {}..{}", flag, v, low, high);
-  }
   into = std::move(*values);
   return {};
 }
@@ -50,7 +49,7 @@ void add_batched_flags(CLI::App& app, BatchedFlagText& t, BatchedParams& p) {
   add_list(app, "--n-pl", t.n_pl, "-npl: sequences decoded in parallel (default 1,2,4,8,16,32)");
   app.add_flag("--pps", p.shared_prompt, "The prompt is shared by all sequences: evaluated once, then copied");
   app.add_option("-c,--ctx-size", t.n_ctx, "KV cells of the context (default 0: the largest N_KV of the run)")
-      ->check(CLI::Range(0, kMaxTokens));
+      ->transform(int_flag_range({.low = 0, .high = kMaxTokens, .note = "0 = the largest N_KV of the run"}));
   add_context_flags(app, p.context);
   add_placement_flags(app, p.placement);
   app.add_flag("--no-mmap", t.no_mmap, "Read the model into memory instead of mapping it");
@@ -59,9 +58,9 @@ void add_batched_flags(CLI::App& app, BatchedFlagText& t, BatchedParams& p) {
 }
 
 Status resolve_batched_params(const BatchedFlagText& t, BatchedParams& p) {
-  if (Status s = assign_ints(t.n_pp, "-npp", 1, kMaxTokens, p.n_pp); !s) return s;
-  if (Status s = assign_ints(t.n_tg, "-ntg", 0, kMaxTokens, p.n_tg); !s) return s;
-  if (Status s = assign_ints(t.n_pl, "-npl", 1, static_cast<int>(kMaxSequences), p.n_pl); !s) return s;
+  if (Status s = assign_ints(t.n_pp, "-npp", {.low = 1, .high = kMaxTokens}, p.n_pp); !s) return s;
+  if (Status s = assign_ints(t.n_tg, "-ntg", {.low = 0, .high = kMaxTokens}, p.n_tg); !s) return s;
+  if (Status s = assign_ints(t.n_pl, "-npl", {.low = 1, .high = kMaxSequences}, p.n_pl); !s) return s;
   auto output = parse_output(t.output);
   if (!output) return output.error();
   p.output = *output;

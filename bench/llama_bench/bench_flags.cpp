@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <optional>
 
 #include "bench/llama_bench/context_setup.h"
 #include "bench/llama_bench/value_lists.h"
+#include "engine/cli/flag_ranges.h"
 #include "engine/threading/cpu_set.h"
+#include "engine/threading/placement_flags.h"
 #include "kernels/ggml_type.h"
 
 namespace infertune {
@@ -31,15 +34,12 @@ void add_list(CLI::App& app, const std::string& names, std::vector<std::string>&
       ->group(kTestGroup);
 }
 
-// A list flag that was not given takes its default; one that was must have a value in [low, high].
-Status assign_ints(const std::vector<std::string>& text, const char* flag, int low, int high, std::vector<int>& into,
-                   bool allow_negative = false) {
+// A list flag that was not given takes its default; one that was must have every value in `allowed`.
+Status assign_ints(const std::vector<std::string>& text, const char* flag, const IntRange& allowed,
+                   std::vector<int>& into) {
   if (text.empty()) return {};
-  auto values = parse_int_list(text, flag, allow_negative);
+  auto values = parse_int_list(text, flag, allowed);
   if (!values) return values.error();
-  for (int v : *values) {
-    if (v < low || v > high) return fail("{}: {} is outside {}..{}", flag, v, low, high);
-  }
   into = std::move(*values);
   return {};
 }
@@ -86,17 +86,27 @@ Status assign_flash_attn(const std::vector<std::string>& text, std::vector<Flash
   return {};
 }
 
-Status assign_cpu_masks(const std::vector<std::string>& text, std::vector<std::string>& into) {
+// Each mask must name CPUs of this machine only (as `run -C` checks), so a typo is refused before any model
+// is loaded rather than narrowed with a warning in every test.
+Status assign_cpu_masks(const std::vector<std::string>& text, const MachineCpus& machine,
+                        std::vector<std::string>& into) {
   if (text.empty()) return {};
   auto words = parse_word_list(text, "-C");
   if (!words) return words.error();
   into.clear();
+  std::optional<CpuSet> machine_cpus;
   for (const std::string& w : *words) {
     if (w == "0x0" || w == "0") {  // llama-bench's "no mask"
       into.emplace_back();
       continue;
     }
     if (auto mask = parse_cpu_mask(w); !mask) return fail("-C: {}", mask.error().message);
+    if (!machine_cpus) {
+      auto cpus = machine();
+      if (!cpus) return fail("-C: {}", cpus.error().message);
+      machine_cpus = std::move(*cpus);
+    }
+    if (Status fits = check_cpu_mask_fits(w, *machine_cpus); !fits) return fail("-C: {}", fits.error().message);
     into.push_back(w);
   }
   return {};
@@ -110,25 +120,29 @@ Result<OutputFormat> parse_output(const std::string& text) {
   return fail("-o: unknown format '{}' (md, csv, json, jsonl, sql)", text);
 }
 
-Status resolve_lists(const BenchFlagText& t, BenchParams& p) {
+Status resolve_lists(const BenchFlagText& t, const MachineCpus& machine, BenchParams& p) {
   auto models = parse_word_list(t.models, "-m");
   if (!models) return models.error();
   p.models = std::move(*models);
   constexpr int kMaxTokens = 1 << 24;
-  if (Status s = assign_ints(t.n_prompt, "-p", 0, kMaxTokens, p.n_prompt); !s) return s;
-  if (Status s = assign_ints(t.n_gen, "-n", 0, kMaxTokens, p.n_gen); !s) return s;
-  if (Status s = assign_ints(t.n_depth, "-d", 0, kMaxTokens, p.n_depth); !s) return s;
-  if (Status s = assign_ints(t.n_batch, "-b", 1, kMaxTokens, p.n_batch); !s) return s;
-  if (Status s = assign_ints(t.n_ubatch, "-ub", 1, kMaxTokens, p.n_ubatch); !s) return s;
-  if (Status s = assign_ints(t.n_threads, "-t", 0, kMaxThreads, p.n_threads); !s) return s;
-  if (Status s = assign_ints(t.poll, "--poll", 0, 100, p.poll); !s) return s;
-  if (Status s = assign_ints(t.n_gpu_layers, "-ngl", -1, 100000, p.n_gpu_layers, true); !s) return s;
+  if (Status s = assign_ints(t.n_prompt, "-p", {.low = 0, .high = kMaxTokens, .note = "0 = no pp test"}, p.n_prompt);
+      !s)
+    return s;
+  if (Status s = assign_ints(t.n_gen, "-n", {.low = 0, .high = kMaxTokens, .note = "0 = no tg test"}, p.n_gen); !s)
+    return s;
+  if (Status s = assign_ints(t.n_depth, "-d", {.low = 0, .high = kMaxTokens}, p.n_depth); !s) return s;
+  if (Status s = assign_ints(t.n_batch, "-b", {.low = 1, .high = kMaxTokens}, p.n_batch); !s) return s;
+  if (Status s = assign_ints(t.n_ubatch, "-ub", {.low = 1, .high = kMaxTokens}, p.n_ubatch); !s) return s;
+  const IntRange threads{.low = 0, .high = kMaxThreads, .note = "0 = the number of physical cores"};
+  if (Status s = assign_ints(t.n_threads, "-t", threads, p.n_threads); !s) return s;
+  if (Status s = assign_ints(t.poll, "--poll", {.low = 0, .high = 100}, p.poll); !s) return s;
+  if (Status s = assign_ints(t.n_gpu_layers, "-ngl", {.low = -1, .high = 100000}, p.n_gpu_layers); !s) return s;
   if (Status s = assign_bools(t.cpu_strict, "--cpu-strict", p.cpu_strict); !s) return s;
   if (Status s = assign_bools(t.use_mmap, "-mmp", p.use_mmap); !s) return s;
   if (Status s = assign_kv_types(t.type_k, "-ctk", p.type_k); !s) return s;
   if (Status s = assign_kv_types(t.type_v, "-ctv", p.type_v); !s) return s;
   if (Status s = assign_flash_attn(t.flash_attn, p.flash_attn); !s) return s;
-  if (Status s = assign_cpu_masks(t.cpu_mask, p.cpu_mask); !s) return s;
+  if (Status s = assign_cpu_masks(t.cpu_mask, machine, p.cpu_mask); !s) return s;
   auto pairs = parse_pair_list(t.n_pg, "-pg");
   if (!pairs) return pairs.error();
   for (const auto& [pp, tg] : *pairs) {
@@ -161,19 +175,20 @@ void add_bench_flags(CLI::App& app, BenchFlagText& t) {
   add_list(app, "--mmap", t.use_mmap, "-mmp 0|1: memory-map the model (default 1)");
   app.add_option("--numa", t.numa, "distribute|isolate|numactl (default: none)");
   app.add_option("-r,--repetitions", t.repetitions, "Timed repetitions of each test (default 5)")
-      ->check(CLI::Range(1, 100000));
-  app.add_option("--prio", t.priority, "Thread priority 0..3 (default 0)")->check(CLI::Range(0, 3));
+      ->transform(int_flag_range({.low = 1, .high = 100000}));
+  app.add_option("--prio", t.priority, "Thread priority 0..3 (default 0)")
+      ->transform(int_flag_range({.low = 0, .high = 3, .note = "0 normal, 1 medium, 2 high, 3 realtime"}));
   app.add_option("--delay", t.delay_seconds, "Seconds to sleep before each test (default 0)")
-      ->check(CLI::Range(0, 3600));
+      ->transform(int_flag_range({.low = 0, .high = 3600}));
   app.add_flag("--no-warmup", t.no_warmup, "Skip the untimed warmup run of each test");
   app.add_option("-o,--output", t.output, "Output format: md, csv, json, jsonl, sql (default md)");
   app.add_flag("--no-probe", t.no_probe, "Do not read or measure the host probe (roofline % stays empty)");
   app.add_flag("--progress", t.progress, "Print a line per step on stderr");
 }
 
-Result<BenchParams> resolve_bench_params(const BenchFlagText& t) {
+Result<BenchParams> resolve_bench_params(const BenchFlagText& t, const MachineCpus& machine) {
   BenchParams p;
-  if (Status s = resolve_lists(t, p); !s) return s.error();
+  if (Status s = resolve_lists(t, machine, p); !s) return s.error();
   if (!t.numa.empty()) {
     auto numa = parse_numa_mode(t.numa);
     if (!numa) return numa.error();

@@ -13,6 +13,7 @@
 
 #include "bench/llama_bench/bench_params.h"
 #include "engine/threading/flag_aliases.h"
+#include "engine/threading/placement_flags.h"
 #include "kernels/result.h"
 
 namespace infertune {
@@ -34,7 +35,9 @@ struct BenchFlagText {
 // `text` must outlive the parse of `command`.
 void add_bench_flags(CLI::App& command, BenchFlagText& text);
 
-Result<BenchParams> resolve_bench_params(const BenchFlagText& text);
+// Every list element is range-checked (the error names the flag, the value and the range), and every -C mask
+// against `machine` (the live one: engine/threading/placement_flags.h).
+Result<BenchParams> resolve_bench_params(const BenchFlagText& text, const MachineCpus& machine = this_machine_cpus);
 
 // -pg, -ub, -ngl, -ctk, -ctv, -fa, -mmp -> their long forms.
 std::span<const FlagAlias> bench_flag_aliases();

@@ -5,6 +5,8 @@
 #include <charconv>
 #include <limits>
 
+#include "engine/cli/flag_ranges.h"
+
 namespace infertune {
 namespace {
 
@@ -13,9 +15,7 @@ Result<long long> take_integer(std::string_view& text, bool allow_negative, std:
                                std::string_view item) {
   const char* begin = text.data();
   const char* end = text.data() + text.size();
-  if (!allow_negative && begin != end && *begin == '-') {
-    return fail("{}: '{}' is not a non-negative integer", flag, item);
-  }
+  if (!allow_negative && begin != end && *begin == '-') return fail("{}", out_of_range_message(item, ">= 0", flag));
   long long value = 0;
   auto [next, ec] = std::from_chars(begin, end, value);
   if (ec == std::errc::result_out_of_range) return fail("{}: '{}' is out of range", flag, item);
@@ -92,6 +92,17 @@ Result<std::vector<int>> parse_int_list(const std::vector<std::string>& occurren
     for (const std::string& item : *items) {
       if (Status s = expand_item(item, flag, allow_negative, values); !s) return s.error();
     }
+  }
+  return values;
+}
+
+Result<std::vector<int>> parse_int_list(const std::vector<std::string>& occurrences, std::string_view flag,
+                                        const IntRange& allowed) {
+  // Negative items are read even when none is allowed, so that "-3" gets the message with the whole range.
+  auto values = parse_int_list(occurrences, flag, true);
+  if (!values) return values.error();
+  for (int v : *values) {
+    if (!allowed.allows(v)) return fail("{}", out_of_range_message(std::to_string(v), allowed.describe(), flag));
   }
   return values;
 }

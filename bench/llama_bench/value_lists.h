@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/cli/flag_ranges.h"
 #include "kernels/result.h"
 
 namespace infertune {
@@ -25,6 +26,11 @@ Result<std::vector<std::string>> split_list(std::string_view text, std::string_v
 // `allow_negative`: a value (not a range bound after the first) may be negative, as -ngl -1.
 Result<std::vector<int>> parse_int_list(const std::vector<std::string>& occurrences, std::string_view flag,
                                         bool allow_negative = false);
+
+// The same with every value checked against `allowed`; the error names the flag, the value and the range
+// ("-t: -3 is out of range; allowed: 0..1024"), as the single-valued flags' errors do (engine/cli/flag_ranges.h).
+Result<std::vector<int>> parse_int_list(const std::vector<std::string>& occurrences, std::string_view flag,
+                                        const IntRange& allowed);
 
 // The same for flags whose values are words ("q8_0,f16"); no ranges.
 Result<std::vector<std::string>> parse_word_list(const std::vector<std::string>& occurrences, std::string_view flag);

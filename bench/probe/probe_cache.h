@@ -37,8 +37,8 @@ struct LoadedProbe {
 
 using MeasureProbe = std::function<Result<HostProbe>(const HostTopology&)>;
 
-// A reused probe keeps its measured figures but takes the live host description (OS release and GPUs may
-// change without changing the fingerprint). Errors only when measuring fails.
+// A reused probe keeps its measured figures but takes the live host description (OS release, GPUs and the
+// memory figures may change without changing the fingerprint). Errors only when measuring fails.
 Result<LoadedProbe> load_or_measure_host_probe(const HostTopology& live, const ProbeCacheOptions& options,
                                                const MeasureProbe& measure);
 

@@ -5,12 +5,15 @@
 #include <array>
 #include <string>
 
+#include "engine/cli/flag_ranges.h"
 #include "engine/context/kv_storage.h"
 
 namespace infertune {
 namespace {
 
 constexpr const char* kGroup = "Batch, KV cache and attention";
+
+constexpr long long kMaxBatch = 1 << 20;
 
 constexpr std::array kAliases{FlagAlias{"-ub", "--ubatch-size"}, FlagAlias{"-ctk", "--cache-type-k"},
                               FlagAlias{"-ctv", "--cache-type-v"}, FlagAlias{"-fa", "--flash-attn"},
@@ -36,12 +39,12 @@ void add_context_flags(CLI::App& command, ContextParams& params) {
   command
       .add_option("-b,--batch-size", params.n_batch,
                   fmt::format("Logical batch: the most tokens evaluated in one step (default {})", params.n_batch))
-      ->check(CLI::Range(1u, 1u << 20))
+      ->transform(int_flag_range({.low = 1, .high = kMaxBatch}))
       ->group(kGroup);
   command
       .add_option("--ubatch-size", params.n_ubatch,
                   fmt::format("-ub: physical batch, the pieces a batch is evaluated in (default {})", params.n_ubatch))
-      ->check(CLI::Range(1u, 1u << 20))
+      ->transform(int_flag_range({.low = 1, .high = kMaxBatch}))
       ->group(kGroup);
   add_kv_type_option(command, "--cache-type-k", "-ctk: K", params.type_k);
   add_kv_type_option(command, "--cache-type-v", "-ctv: V", params.type_v);

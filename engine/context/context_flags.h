@@ -1,7 +1,8 @@
 #pragma once
 // The batch, KV cache and attention flags of `run` (and of any command that creates a Context), with
 // llama.cpp's names and meanings: -b/--batch-size, -ub/--ubatch-size, -ctk/--cache-type-k,
-// -ctv/--cache-type-v, -fa/--flash-attn on|off|auto. CLI11 checks the values (the errors name the flag).
+// -ctv/--cache-type-v, -fa/--flash-attn on|off|auto. CLI11 checks the values while parsing (-b and -ub in
+// 1..2^20; engine/cli/flag_ranges.h), and the errors name the flag.
 //
 // The multi-letter short forms reach CLI11 only as their long forms: pass the command line through
 // rewrite_flag_aliases(args, context_flag_aliases()) first (engine/threading/flag_aliases.h).

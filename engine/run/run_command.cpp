@@ -1,6 +1,7 @@
 // `infertune run`: load a model, evaluate a prompt (token ids or text) as one batch, optionally write its
 // logits, then generate up to -n tokens one step at a time through the KV cache, streaming the text (or
-// printing the ids), with a timing summary on stderr.
+// printing the ids), with a timing summary on stderr. Every numeric flag is range-checked while the command
+// line is parsed (engine/cli/flag_ranges.h), so a bad value is refused before the model is loaded.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/cli/flag_ranges.h"
 #include "engine/context/context.h"
 #include "engine/context/context_flags.h"
 #include "engine/engine_commands.h"
@@ -31,6 +33,9 @@ namespace infertune {
 namespace {
 
 constexpr const char* kCommand = "run";
+
+// -c beyond this is a typo, not a context: its KV cache alone would not fit any machine this runs on.
+constexpr long long kMaxContextTokens = 1 << 24;
 
 struct RunFlags {
   std::string model;
@@ -212,8 +217,10 @@ void add_run_command(Subcommands& commands) {
                                  "Prompt as comma-separated token ids, evaluated as one batch");
   prompt->excludes(tokens);
   app->add_option("-n,--n-predict", flags->n_predict,
-                  "Tokens to generate (default 128; 0 = evaluate the prompt only; -1 = until end of generation)");
-  app->add_option("-c,--ctx-size", flags->n_ctx, "Context size in tokens (default: the trained one, at most 4096)");
+                  "Tokens to generate (default 128; 0 = evaluate the prompt only; -1 = until end of generation)")
+      ->transform(int_flag_range({.low = 0, .special = {{-1, "until end of generation"}}}));
+  app->add_option("-c,--ctx-size", flags->n_ctx, "Context size in tokens (default 0: the trained one, at most 4096)")
+      ->transform(int_flag_range({.low = 0, .high = kMaxContextTokens, .note = "0 = the trained context"}));
   app->add_option("--logits-out", flags->logits_out,
                   "Write the prompt's logits as float32 [n_tokens][n_vocab], little-endian, to this file");
   app->add_flag("--print-ids", flags->print_ids, "Print the generated token ids, comma-separated, instead of text");

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "engine/cli/flag_ranges.h"
+
 namespace infertune {
 namespace {
 
@@ -30,33 +32,41 @@ void add_sampling_flags(CLI::App& command, SamplingParams& params) {
   command
       .add_option("--temp", params.temperature,
                   fmt::format("Temperature (default {:.2f}); <= 0 picks the most likely token", params.temperature))
+      ->check(real_flag_range({.note = "<= 0 = the most likely token"}))
       ->group(kGroup);
   command.add_option("--top-k", params.top_k, fmt::format("Top-k sampling (default {}, 0 = off)", params.top_k))
+      ->transform(int_flag_range({.low = 0, .note = "0 = off"}))
       ->group(kGroup);
   command
       .add_option("--top-p", params.top_p,
                   fmt::format("Top-p (nucleus) sampling, in (0, 1] (default {:.2f}, 1.0 = off)", params.top_p))
+      ->check(real_flag_range({.low = 0, .high = 1, .low_open = true, .note = "1 = off"}))
       ->group(kGroup);
   command
       .add_option("--min-p", params.min_p,
                   fmt::format("Min-p sampling, in [0, 1] (default {:.2f}, 0.0 = off)", params.min_p))
+      ->check(real_flag_range({.low = 0, .high = 1, .note = "0 = off"}))
       ->group(kGroup);
   command
       .add_option("--repeat-penalty", params.repeat_penalty,
                   fmt::format("Penalize repeated tokens (default {:.2f}, 1.0 = off)", params.repeat_penalty))
+      ->check(real_flag_range({.low = 0, .low_open = true, .note = "1 = off"}))
       ->group(kGroup);
   command
       .add_option(
           "--repeat-last-n", params.repeat_last_n,
           fmt::format("Last n tokens the penalties consider (default {}, 0 = off, -1 = all)", params.repeat_last_n))
+      ->transform(int_flag_range({.low = 0, .special = {{-1, "the whole history"}}, .note = "0 = off"}))
       ->group(kGroup);
   command
       .add_option("--frequency-penalty", params.frequency_penalty,
                   fmt::format("Repeat alpha frequency penalty (default {:.2f}, 0.0 = off)", params.frequency_penalty))
+      ->check(real_flag_range({.note = "0 = off; negative favours repeats"}))
       ->group(kGroup);
   command
       .add_option("--presence-penalty", params.presence_penalty,
                   fmt::format("Repeat alpha presence penalty (default {:.2f}, 0.0 = off)", params.presence_penalty))
+      ->check(real_flag_range({.note = "0 = off; negative favours repeats"}))
       ->group(kGroup);
   const std::string seed_default = params.seed == kRandomSeed ? "-1, random" : std::to_string(params.seed);
   command

@@ -32,11 +32,16 @@ std::string markdown_text(const std::string& text) {
   return out;
 }
 
+// The characters that make a spreadsheet read a cell as a formula (see the header).
+bool starts_like_a_formula(const std::string& text) {
+  return !text.empty() && std::string_view("=+-@\t\r").find(text.front()) != std::string_view::npos;
+}
+
 struct CsvText {
   std::string operator()(std::monostate) const { return ""; }
   std::string operator()(int64_t v) const { return fmt::format("{}", v); }
   std::string operator()(double v) const { return fmt::format("{}", v); }
-  std::string operator()(const std::string& v) const { return csv_field(v); }
+  std::string operator()(const std::string& v) const { return csv_field(starts_like_a_formula(v) ? "'" + v : v); }
 };
 
 struct MarkdownText {

@@ -4,6 +4,10 @@
 //
 // CSV: RFC 4180 quoting (a field with a comma, a double quote, CR or LF is quoted, quotes doubled), a
 //      header row, LF line ends; numbers at full precision (the shortest text that reads back the same).
+//      Text cells come from users (model paths, names, failure reasons), and a spreadsheet runs a cell
+//      that starts with '=', '+', '-', '@', a tab or a CR as a formula ("CSV injection", OWASP): such a
+//      text cell is written with a leading single quote ("'=HYPERLINK(...)"), which spreadsheets show as
+//      text. Number cells are written as they are, so -5 stays a number.
 // Markdown: a GitHub table; '|' escaped, line breaks become spaces; reals with two decimals.
 // JSON: an array with one object per row, keys in column order; JSON columns embedded as documents.
 #include <optional>

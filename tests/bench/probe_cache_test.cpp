@@ -254,5 +254,43 @@ TEST(ProbeCacheDir, FollowsXdgCacheHomeThenHome) {
   }
 }
 
+// The memory figures move while a machine runs; the fingerprint ignores them, so the cache still hits and
+// the reused probe shows the live figures.
+TEST_F(ProbeCache, MemoryDriftStillReusesTheFile) {
+  ASSERT_TRUE(load());
+  topology_.info.memory_bytes -= 4096;
+  topology_.info.numa_nodes[0].memory_bytes += 64ull << 20;
+  auto loaded = load();
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  EXPECT_TRUE(loaded->from_cache);
+  EXPECT_TRUE(loaded->warnings.empty());
+  EXPECT_EQ(measure_.calls, 1);
+  EXPECT_EQ(loaded->probe.host.memory_bytes, topology_.info.memory_bytes);
+  EXPECT_EQ(loaded->probe.host.numa_nodes[0].memory_bytes, topology_.info.numa_nodes[0].memory_bytes);
+}
+
+// A cache written under an earlier fingerprint formula has another file name: it is simply not found, the
+// host is measured once more without a warning, and the old file is left as it was.
+TEST_F(ProbeCache, AFileFromAnEarlierFingerprintFormulaIsIgnoredQuietly) {
+  HostProbe old = test::sample_probe();
+  old.host = topology_.info;
+  old.fingerprint = "00000000deadbeef";
+  old.measured_at_unix = kNow;
+  const auto old_file = probe_cache_file(options_.dir, old.fingerprint);
+  ASSERT_TRUE(save_host_probe(old_file, old));
+  const std::string old_bytes = read_text(old_file);
+
+  auto loaded = load();
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  EXPECT_FALSE(loaded->from_cache);
+  EXPECT_TRUE(loaded->warnings.empty());
+  EXPECT_EQ(measure_.calls, 1);
+  EXPECT_EQ(read_text(old_file), old_bytes);
+  auto again = load();
+  ASSERT_TRUE(again);
+  EXPECT_TRUE(again->from_cache);
+  EXPECT_EQ(measure_.calls, 1);
+}
+
 }  // namespace
 }  // namespace infertune

@@ -1,5 +1,6 @@
 // The host fingerprint: the same for the same host on every read, different when anything that decides
-// the roofline figures changes, and blind (by design) to what does not.
+// the roofline figures changes, and blind (by design) to what does not -- including the memory figures,
+// which drift while a machine runs.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -36,9 +37,7 @@ TEST(HostFingerprint, ChangesWhenAnIdentifyingFieldChanges) {
       {"packages", [](HostInfo& h) { h.packages = 1; }},
       {"cores", [](HostInfo& h) { h.physical_cores -= 1; }},
       {"threads", [](HostInfo& h) { h.hardware_threads = h.physical_cores; }},
-      {"ram", [](HostInfo& h) { h.memory_bytes += 1ull << 30; }},
       {"numa node count", [](HostInfo& h) { h.numa_nodes.pop_back(); }},
-      {"numa node memory", [](HostInfo& h) { h.numa_nodes[1].memory_bytes -= 4ull << 30; }},
       {"numa node cpus", [](HostInfo& h) { h.numa_nodes[0].cpus = "0-55"; }},
       {"numa node index", [](HostInfo& h) { h.numa_nodes[1].os_index = 3; }},
   };
@@ -59,6 +58,64 @@ TEST(HostFingerprint, IgnoresWhatDoesNotChangeCpuFigures) {
   changed.gpus.clear();
   changed.memory_bytes += 3ull << 20;  // MemTotal drifting by a few MiB across kernel versions
   EXPECT_EQ(host_fingerprint(changed), host_fingerprint(base)) << host_fingerprint_text(changed);
+}
+
+// What a running machine's memory figures do between two reads (the probe's, then a test's or the next
+// command's): page-cache and balloon accounting, huge pages taken from a node, hotplug, a crash kernel
+// reservation after an update. None of it may give the host a second fingerprint.
+TEST(HostFingerprint, MemoryFiguresDriftingDoNotChangeIt) {
+  constexpr uint64_t kMiB = 1ull << 20;
+  constexpr uint64_t kGiB = 1ull << 30;
+  // Just below a 64 MiB boundary, where the old formula (RAM in 64 MiB units) flipped on a 4 KiB change.
+  constexpr uint64_t kBelowBoundary = (8 * kGiB) - 4096;
+  const std::vector<std::pair<const char*, std::function<void(HostInfo&)>>> drifts = {
+      {"total RAM one page up, across a 64 MiB boundary", [](HostInfo& h) { h.memory_bytes = kBelowBoundary + 8192; }},
+      {"total RAM one page down", [](HostInfo& h) { h.memory_bytes = kBelowBoundary - 4096; }},
+      {"total RAM by a few MiB", [](HostInfo& h) { h.memory_bytes += 3 * kMiB; }},
+      {"total RAM by a crash kernel's 256 MiB", [](HostInfo& h) { h.memory_bytes -= 256 * kMiB; }},
+      {"total RAM by a balloon's 2 GiB", [](HostInfo& h) { h.memory_bytes -= 2 * kGiB; }},
+      {"total RAM unknown", [](HostInfo& h) { h.memory_bytes = 0; }},
+      {"node memory across a 64 MiB boundary",
+       [](HostInfo& h) { h.numa_nodes[0].memory_bytes = kBelowBoundary + 8192; }},
+      {"node memory by huge pages", [](HostInfo& h) { h.numa_nodes[1].memory_bytes -= 1 * kGiB; }},
+      {"node memory by a hotplugged block", [](HostInfo& h) { h.numa_nodes[0].memory_bytes += 128 * kMiB; }},
+      {"node memory unknown", [](HostInfo& h) { h.numa_nodes[1].memory_bytes = 0; }},
+  };
+  HostInfo base = test::sample_host_info();
+  base.memory_bytes = kBelowBoundary;
+  base.numa_nodes[0].memory_bytes = kBelowBoundary;
+  const std::string fingerprint = host_fingerprint(base);
+  HostInfo all = base;
+  for (const auto& [name, drift] : drifts) {
+    HostInfo drifted = base;
+    drift(drifted);
+    drift(all);
+    EXPECT_EQ(host_fingerprint(drifted), fingerprint) << name << "\n" << host_fingerprint_text(drifted);
+  }
+  EXPECT_EQ(host_fingerprint(all), fingerprint) << "every drift at once";
+}
+
+TEST(HostFingerprint, ARealChangeStillChangesItDespiteMemoryDrift) {
+  HostInfo base = test::sample_host_info();
+  const std::vector<std::pair<const char*, std::function<void(HostInfo&)>>> changes = {
+      {"a core less", [](HostInfo& h) { h.physical_cores -= 1; }},
+      {"another CPU model", [](HostInfo& h) { h.cpu_model = "AMD EPYC 9654 96-Core Processor"; }},
+      {"a node's CPUs", [](HostInfo& h) { h.numa_nodes[1].cpus = "56-110,168-223"; }},
+  };
+  for (const auto& [name, change] : changes) {
+    HostInfo changed = base;
+    change(changed);
+    changed.memory_bytes += 4096;  // and some drift, which must not mask the change
+    EXPECT_NE(host_fingerprint(changed), host_fingerprint(base)) << name;
+  }
+}
+
+TEST(HostFingerprint, TextNamesItsFormulaAndNoMemoryFigure) {
+  const std::string text = host_fingerprint_text(test::sample_host_info());
+  EXPECT_EQ(text.rfind("v2;", 0), 0u) << text;
+  EXPECT_EQ(text.find(std::to_string(test::sample_host_info().memory_bytes)), std::string::npos) << text;
+  EXPECT_EQ(text.find("ram"), std::string::npos) << text;
+  EXPECT_NE(text.find("numa=0:0-55,112-167|1:56-111,168-223"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -11,10 +11,11 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-// Parses like the dispatcher does: the alias rewrite, then CLI11 (which takes the arguments reversed).
+// Parses like the dispatcher does: the alias rewrite, then CLI11 (which takes the arguments reversed). -C is
+// checked against a fixed 256-CPU machine, so the masks below mean the same on any test host.
 std::string parse(PlacementOptions& options, std::vector<std::string> args) {
   CLI::App app("test");
-  add_placement_flags(app, options);
+  add_placement_flags(app, options, [] { return Result<CpuSet>(CpuSet::range(0, 255)); });
   rewrite_flag_aliases(args, placement_flag_aliases());
   std::reverse(args.begin(), args.end());
   try {
