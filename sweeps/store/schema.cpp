@@ -8,7 +8,7 @@ namespace {
 constexpr std::string_view kSchemaV1 = R"sql(
 CREATE TABLE hosts (
   id INTEGER PRIMARY KEY,
-  fingerprint TEXT NOT NULL UNIQUE,        -- host_fingerprint(): 16 hex digits over CPU, cores, NUMA nodes and their CPUs
+  fingerprint TEXT NOT NULL UNIQUE,        -- host_fingerprint(): 16 hex digits over CPU, cores, RAM, NUMA
   cpu_model TEXT NOT NULL,
   cpu_features TEXT NOT NULL,              -- space separated, e.g. 'avx2 fma avx512f'
   physical_cores INTEGER NOT NULL,
