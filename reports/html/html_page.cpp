@@ -67,6 +67,7 @@ p.filter .count { color: var(--muted); margin-left: 8px; }
 .bar-row .label { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .bar-row .track { background: #eef1f5; height: 12px; border-radius: 3px; position: relative; }
 .bar-row .fill { background: #0072B2; height: 12px; border-radius: 3px; }
+.bar-row .fill.over { background: #D55E00; }
 .bar-row .value { text-align: right; font-variant-numeric: tabular-nums; }
 )css";
 

@@ -103,6 +103,43 @@ double jitter_offset(size_t index_in_category, size_t count_in_category) {
   return -width / 2 + width * static_cast<double>(index_in_category) / static_cast<double>(count_in_category - 1);
 }
 
+size_t common_prefix(const std::vector<std::string>& texts) {
+  size_t n = texts.front().size();
+  for (const std::string& t : texts) {
+    n = std::min(n, t.size());
+    while (n > 0 && t.compare(0, n, texts.front(), 0, n) != 0) --n;
+  }
+  return n;
+}
+
+// Category labels short enough for the axis and still telling apart: a prefix and a suffix that every
+// label shares ("synthetic-llama-1b-" ... ".gguf") are cut, then anything long is cut in the middle.
+std::vector<std::string> category_labels(const std::vector<std::string>& categories) {
+  constexpr size_t kLongest = 16;
+  std::vector<std::string> labels = categories;
+  if (labels.size() >= 2) {
+    size_t prefix = common_prefix(labels);
+    std::vector<std::string> reversed;
+    for (const std::string& l : labels) reversed.emplace_back(l.rbegin(), l.rend());
+    size_t suffix = common_prefix(reversed);
+    const size_t shortest = std::ranges::min_element(labels, {}, &std::string::size)->size();
+    // Cut at a separator only, so "q4_0" / "q8_0" keep their "q".
+    const auto separator = [](char c) { return c == '-' || c == '_' || c == '.' || c == ' ' || c == '/'; };
+    const std::string& first = labels.front();
+    while (prefix > 0 && !separator(first[prefix - 1])) --prefix;
+    while (suffix > 0 && !separator(first[first.size() - suffix])) --suffix;
+    if (prefix + suffix >= shortest) suffix = 0;
+    if (prefix + suffix >= shortest) prefix = 0;
+    if (prefix < 4) prefix = 0;  // "1", "16": nothing worth cutting
+    if (suffix < 4) suffix = 0;
+    for (std::string& l : labels) l = (prefix ? "…" : "") + l.substr(prefix, l.size() - prefix - suffix);
+  }
+  for (std::string& l : labels) {
+    if (l.size() > kLongest) l = l.substr(0, kLongest / 2 - 1) + "…" + l.substr(l.size() - kLongest / 2);
+  }
+  return labels;
+}
+
 std::string axis_lines(const Chart& chart, const Scale& xs, const Scale& ys, const std::vector<double>& y_ticks,
                        const std::vector<double>& x_ticks, const Box& box) {
   std::string out;
@@ -114,9 +151,9 @@ std::string axis_lines(const Chart& chart, const Scale& xs, const Scale& ys, con
                        tick_label(t));
   }
   if (!chart.x.categories.empty()) {
-    for (size_t i = 0; i < chart.x.categories.size(); ++i) {
-      std::string label = chart.x.categories[i];
-      if (label.size() > 18) label = label.substr(0, 17) + "…";
+    const std::vector<std::string> labels = category_labels(chart.x.categories);
+    for (size_t i = 0; i < labels.size(); ++i) {
+      const std::string& label = labels[i];
       out += fmt::format(R"(<text class="tick" x="{:.1f}" y="{:.1f}" text-anchor="middle">{}</text>)",
                          xs(static_cast<double>(i)), y0 + 14, html_escape(label));
     }
@@ -166,7 +203,8 @@ std::string series_marks(const Chart& chart, const Scale& xs, const Scale& ys) {
   for (size_t i = 0; i < chart.series.size(); ++i) {
     const ChartSeries& s = chart.series[i];
     const char* colour = series_colour(i);
-    std::map<double, double> line;  // pixel x -> best pixel y at that x
+    // x (data) -> where the best point at that x was drawn (pixels, after jitter).
+    std::map<double, std::pair<double, double>> line;
     std::string marks;
     for (const ChartPoint& p : s.points) {
       double x = p.x;
@@ -176,13 +214,15 @@ std::string series_marks(const Chart& chart, const Scale& xs, const Scale& ys) {
       }
       marks += point_marks(p, xs(x), ys, colour);
       // Pixel y grows downwards: the highest value has the smallest pixel y.
-      const double px = xs(p.x), py = ys(p.y);
-      auto [it, added] = line.emplace(px, py);
-      if (!added) it->second = chart.lower_is_better ? std::max(it->second, py) : std::min(it->second, py);
+      const std::pair<double, double> drawn{xs(x), ys(p.y)};
+      auto [it, added] = line.emplace(p.x, drawn);
+      const bool better = chart.lower_is_better ? drawn.second > it->second.second : drawn.second < it->second.second;
+      if (!added && better) it->second = drawn;
     }
     if (s.joined && line.size() > 1) {
       std::string path;
-      for (const auto& [x, y] : line) path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "M" : " L", x, y);
+      for (const auto& [x, at] : line)
+        path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "M" : " L", at.first, at.second);
       out += fmt::format(R"(<path class="series-line" stroke="{}" d="{}"/>)", colour, path);
     }
     out += fmt::format(R"(<g class="series" data-series="{}">{}</g>)", html_escape(s.name), marks);

@@ -144,11 +144,20 @@ std::string roofline_bars(const std::vector<ReportSweep>& sweeps) {
   }
   if (bars.empty()) return R"(<p class="note">No trial generated tokens, so none has a bandwidth figure.</p>)";
   std::ranges::stable_sort(bars, [](const Bar& a, const Bar& b) { return a.percent > b.percent; });
-  std::string out = R"(<div class="bars">)";
+  std::string out;
+  if (bars.front().percent > 100) {
+    // The engine cannot read faster than the memory; the host's figure was measured low (on a busy machine).
+    out += fmt::format(
+        R"(<p class="note"><span class="badge warn">bandwidth figure too low</span> {} of these trials read weights faster )"
+        R"(than the host's measured bandwidth, so that figure is below what the memory delivers (the probe ran while )"
+        R"(the machine was busy?). Measure it again on a quiet machine: <code>infertune probe --refresh</code>.</p>)",
+        std::ranges::count_if(bars, [](const Bar& b) { return b.percent > 100; }));
+  }
+  out += R"(<div class="bars">)";
   for (const Bar& b : bars) {
     out += fmt::format(
-        R"(<div class="bar-row"><span class="label" title="{0}">{0}</span><span class="track"><span class="fill" style="width:{1:.1f}%;display:block"></span></span><span class="value">{2:.1f}%</span></div>)",
-        html_escape(b.label), std::clamp(b.percent, 0.0, 100.0), b.percent);
+        R"(<div class="bar-row"><span class="label" title="{0}">{0}</span><span class="track"><span class="fill{3}" style="width:{1:.1f}%;display:block"></span></span><span class="value">{2:.1f}%</span></div>)",
+        html_escape(b.label), std::clamp(b.percent, 0.0, 100.0), b.percent, b.percent > 100 ? " over" : "");
   }
   return out + "</div>";
 }

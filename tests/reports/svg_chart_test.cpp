@@ -88,3 +88,23 @@ TEST(SvgChart, EmptyAndDegenerateChartsStillDraw) {
 
 }  // namespace
 }  // namespace infertune
+
+namespace infertune {
+namespace {
+
+TEST(SvgChart, CategoryLabelsKeepWhatTellsThemApart) {
+  Chart chart;
+  chart.x.categories = {"synthetic-llama-1b-q4_0.gguf", "synthetic-llama-1b-q4_k_m.gguf", "synthetic-llama-1b-q8_0.gguf"};
+  ChartPoint p;
+  p.y = 1;
+  chart.series.push_back({"s", {p}, false});
+  const std::string svg = render_svg_chart(chart);
+  for (const char* label : {">…q4_0<", ">…q4_k_m<", ">…q8_0<"}) EXPECT_NE(svg.find(label), std::string::npos) << label;
+  chart.x.categories = {"a-very-long-configuration-name-one", "short"};
+  const std::string cut = render_svg_chart(chart);
+  EXPECT_NE(cut.find(">a-very-…name-one<"), std::string::npos) << "long labels are cut in the middle";
+  EXPECT_NE(cut.find(">short<"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace infertune
