@@ -25,12 +25,13 @@ struct Outcome {
   nlohmann::json doc;
 };
 
-Outcome compare_once(const std::string& slowdown, int blocks) {
+Outcome compare_once(const std::string& slowdown, int blocks, const std::string& threshold = "5%") {
   const auto dir = test::temp_dir();
   const std::string binary = test::infertune_binary();
   const std::string model = test::fixture_path("models/fixture-llama-Q4_0.gguf").string();
   std::string command = binary + " compare --bin " + binary + " --bin " + binary + " -m " + model +
-                        " -p 32 -n 32 -t 1 -r 7 --no-probe --blocks " + std::to_string(blocks) + " --json " + (dir / "out.json").string();
+                        " -p 32 -n 32 -t 1 -r 7 --no-probe --blocks " + std::to_string(blocks) + " --threshold " + threshold +
+                        " --json " + (dir / "out.json").string();
   if (!slowdown.empty()) command += " --candidate-env INFERTUNE_FAULT_SLOWDOWN=" + slowdown;
   Outcome outcome;
   const auto r = test::run_command(command);
@@ -55,8 +56,16 @@ Outcome compare_with_slowdown(const std::string& slowdown) {
 #define SKIP_IF_TOO_NOISY(o) \
   if ((o).exit_code == 3) GTEST_SKIP() << "the machine is too noisy for an interval within 5% (INCONCLUSIVE):\n" << (o).output
 
+// Block-to-block noise on a shared 2-core VM is often wider than 5% even for identical binaries; the gate
+// then says INCONCLUSIVE, honestly. The property checked is that identical binaries pass once the threshold
+// is above the noise the machine has: 5% first, then 10% and 20% with more blocks. No attempt may FAIL.
 TEST(CompareSelfTest, SameBinaryPasses) {
-  const Outcome o = compare_with_slowdown("");
+  Outcome o;
+  for (const auto& [threshold, blocks] : {std::pair{"5%", 16}, {"5%", 32}, {"10%", 32}, {"20%", 32}}) {
+    o = compare_once("", blocks, threshold);
+    ASSERT_NE(o.exit_code, 2) << "A/A must never FAIL (threshold " << threshold << "):\n" << o.output;
+    if (o.exit_code != 3) break;
+  }
   ASSERT_FALSE(o.doc.is_discarded()) << o.output;
   SKIP_IF_TOO_NOISY(o);
   EXPECT_EQ(o.exit_code, 0) << o.output;
