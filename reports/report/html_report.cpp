@@ -103,8 +103,6 @@ std::string scenario_card(const ReportSweep& s, const ScenarioRecommendation& sc
                        html_escape(heading), html_escape(sc.no_winner_reason));
   }
   const Candidate& c = s.recommendation->candidates[*sc.winner];
-  nlohmann::json config = c.config;
-  config["model"] = c.model_path;
   std::string score;
   if (sc.winner_score) {
     score = fmt::format("{:.4g} {}", sc.winner_score->value, sc.score_unit);
@@ -115,7 +113,7 @@ std::string scenario_card(const ReportSweep& s, const ScenarioRecommendation& sc
   return fmt::format(
       R"(<div class="card"><h3>{}</h3><p class="score">{}</p><p>{}</p><p>{} {}</p>)"
       R"(<p class="note">{}</p><pre class="cmd">{}</pre><pre class="cmd">{}</pre>{}</div>)",
-      html_escape(heading), html_escape(score), html_escape(configuration_key(config, "").label), noise_badge(sc),
+      html_escape(heading), html_escape(score), html_escape(candidate_label(c)), noise_badge(sc),
       sc.margin ? html_escape(sc.margin->text()) : "", html_escape(sc.rule), html_escape(sc.commands.infertune),
       html_escape(sc.commands.llama_cpp), notes.empty() ? "" : "<ul class=\"note\">" + notes + "</ul>");
 }
@@ -160,10 +158,6 @@ std::string roofline_bars(const std::vector<ReportSweep>& sweeps) {
         html_escape(b.label), std::clamp(b.percent, 0.0, 100.0), b.percent, b.percent > 100 ? " over" : "");
   }
   return out + "</div>";
-}
-
-std::string table_section(const NamedTable& t, const HtmlTableOptions& options) {
-  return html_table(t.table, options);
 }
 
 const NamedTable* find_table(const std::vector<NamedTable>& tables, std::string_view id) {
@@ -222,7 +216,7 @@ std::string html_report(const HtmlReportInput& input) {
                   recommendations_html(sweeps));
 
   std::string pareto = figures(pareto_charts(sweeps));
-  if (const NamedTable* t = find_table(tables, "pareto")) pareto += table_section(*t, {"pareto", true, false, false});
+  if (const NamedTable* t = find_table(tables, "pareto")) pareto += html_table(t->table, {"pareto", true, false, false});
   body += section("pareto-front", "Pareto front", "", pareto);
 
   const std::vector<FigureChart> dims = dimension_charts(sweeps);
@@ -250,17 +244,17 @@ std::string html_report(const HtmlReportInput& input) {
     body += section("side-by-side", "Side by side",
                     "Each configuration's main metric (aggregate tokens/s for batched workloads, else tg, else pp) "
                     "in every sweep, and its ratio to the first sweep.",
-                    table_section(*t, {"comparison", true, true, false}));
+                    html_table(t->table, {"comparison", true, true, false}));
   }
   const NamedTable* failed = find_table(tables, "failed");
   body += section("failed-trials", "Failed trials", "",
-                  failed ? table_section(*failed, {"failed", true, false, true})
+                  failed ? html_table(failed->table, {"failed", true, false, true})
                          : R"(<p class="note"><span class="badge ok">none</span> every trial finished ok.</p>)");
   if (const NamedTable* t = find_table(tables, "trials")) {
     body += section("all-trials", "All trials",
                     "Click a column to sort; type to filter. Throughputs are means (± the 95% interval's half-width), "
                     "latencies medians, memory in MiB.",
-                    table_section(*t, {"trials", true, true, false}));
+                    html_table(t->table, {"trials", true, true, false}));
   }
   body += "</main>";
   return html_page("infertune report — " + names, body);

@@ -90,12 +90,6 @@ std::optional<FigureChart> dimension_chart(const std::vector<ReportSweep>& sweep
   return figure;
 }
 
-std::string candidate_label(const Candidate& c) {
-  nlohmann::json config = c.config;
-  config["model"] = c.model_path;
-  return configuration_key(config, "").label;
-}
-
 }  // namespace
 
 std::vector<FigureChart> dimension_charts(const std::vector<ReportSweep>& sweeps) {

@@ -90,6 +90,12 @@ bool several(const std::vector<ReportSweep>& sweeps) { return sweeps.size() > 1;
 
 const std::vector<Dimension>& report_dimensions() { return kDimensions; }
 
+std::string candidate_label(const Candidate& candidate) {
+  nlohmann::json config = candidate.config;  // a candidate's config has no model: its trials' file is apart
+  config["model"] = candidate.model_path;
+  return configuration_key(config, "").label;
+}
+
 std::string main_metric(const ReportTrial& trial) {
   if (trial.workload.starts_with("batched")) return metric::kAggregateTokensPerSecond;
   if (trial.workload.find("tg") != std::string::npos) return metric::kGenTokensPerSecond;
@@ -136,10 +142,7 @@ NamedTable recommendations_table(const std::vector<ReportSweep>& sweeps) {
         continue;
       }
       const Candidate& c = r.candidates[*sc.winner];
-      ReportTrial probe_trial;
-      probe_trial.config = c.config;
-      probe_trial.config["model"] = c.model_path;
-      row.push_back(configuration_key(probe_trial.config, "").label);
+      row.push_back(candidate_label(c));
       row.push_back(sc.winner_score ? Cell(sc.winner_score->value) : Cell());
       row.push_back(sc.winner_score ? number(sc.winner_score->ci95_half_width) : Cell());
       row.push_back(text(sc.score_unit));
@@ -163,9 +166,7 @@ NamedTable pareto_table(const std::vector<ReportSweep>& sweeps) {
     if (!s.recommendation) continue;
     for (size_t i : s.recommendation->pareto_front) {
       const Candidate& c = s.recommendation->candidates[i];
-      nlohmann::json config = c.config;
-      config["model"] = c.model_path;
-      t.table.rows.push_back({s.name, configuration_key(config, "").label,
+      t.table.rows.push_back({s.name, candidate_label(c),
                               c.throughput_tps ? Cell(c.throughput_tps->value) : Cell(),
                               c.latency_ms ? Cell(c.latency_ms->value) : Cell(), mib(c.peak_rss_bytes)});
     }

@@ -25,6 +25,9 @@ struct Dimension {
 };
 const std::vector<Dimension>& report_dimensions();
 
+// A recommendation candidate's configuration, labelled as its trials are (configuration_key.h).
+std::string candidate_label(const Candidate& candidate);
+
 // The metric that says how fast a workload is: aggregate_tps for batched, tg_tps when it generates, else pp_tps.
 std::string main_metric(const ReportTrial& trial);
 
