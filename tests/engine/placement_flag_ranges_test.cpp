@@ -6,6 +6,7 @@
 
 #include "engine/threading/placement_flags.h"
 #include "engine/threading/topology.h"
+#include "placement_flags_parse.h"
 
 namespace infertune {
 namespace {
@@ -16,16 +17,7 @@ using ::testing::HasSubstr;
 Result<CpuSet> two_cpus() { return CpuSet::range(0, 1); }
 
 std::string parse(PlacementOptions& options, std::vector<std::string> args, MachineCpus machine = two_cpus) {
-  CLI::App app("test");
-  add_placement_flags(app, options, std::move(machine));
-  rewrite_flag_aliases(args, placement_flag_aliases());
-  std::reverse(args.begin(), args.end());
-  try {
-    app.parse(args);
-  } catch (const CLI::ParseError& e) {
-    return e.what();
-  }
-  return "";
+  return test::parse_placement_flags(options, std::move(args), std::move(machine));
 }
 
 TEST(PlacementFlagRanges, ThreadCountsAreAutoOrPositive) {

@@ -5,25 +5,17 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "placement_flags_parse.h"
+
 namespace infertune {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-// Parses like the dispatcher does: the alias rewrite, then CLI11 (which takes the arguments reversed). -C is
-// checked against a fixed 256-CPU machine, so the masks below mean the same on any test host.
+// -C is checked against a fixed 256-CPU machine, so the masks below mean the same on any test host.
 std::string parse(PlacementOptions& options, std::vector<std::string> args) {
-  CLI::App app("test");
-  add_placement_flags(app, options, [] { return Result<CpuSet>(CpuSet::range(0, 255)); });
-  rewrite_flag_aliases(args, placement_flag_aliases());
-  std::reverse(args.begin(), args.end());
-  try {
-    app.parse(args);
-  } catch (const CLI::ParseError& e) {
-    return e.what();
-  }
-  return "";
+  return test::parse_placement_flags(options, std::move(args), [] { return Result<CpuSet>(CpuSet::range(0, 255)); });
 }
 
 TEST(PlacementFlags, ParsesLlamaCppNames) {
