@@ -5,7 +5,7 @@
 namespace infertune {
 
 void add_export_command(Subcommands& commands);
-void add_sweep_command(Subcommands& commands);  // sweeps/plan/sweep_command.cpp
+void add_sweep_command(Subcommands& commands);  // sweeps/cli/sweep_command.cpp
 void add_recommend_command(Subcommands& commands);  // sweeps/recommend/recommend_command.cpp
 void add_sweep_worker_command(Subcommands& commands);  // sweeps/run/worker_command.cpp (internal, hidden)
 

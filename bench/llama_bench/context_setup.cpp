@@ -8,7 +8,7 @@
 #include <optional>
 #include <string_view>
 
-#include "engine/context/kv_storage.h"
+#include "engine/kv/kv_storage.h"
 #include "kernels/ggml_type.h"
 
 namespace infertune {

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "engine/arch/attention_split.h"
-#include "engine/context/parallel_for.h"
+#include "engine/threading/parallel_for.h"
 #include "engine/threading/thread_pool.h"
 #include "kernels/attention/attention.h"
 #include "kernels/ggml_type.h"

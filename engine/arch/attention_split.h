@@ -19,7 +19,7 @@
 #include <span>
 #include <vector>
 
-#include "engine/context/parallel_for.h"
+#include "engine/threading/parallel_for.h"
 #include "kernels/attention/attention.h"
 #include "kernels/result.h"
 

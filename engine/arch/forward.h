@@ -8,8 +8,8 @@
 #include <span>
 #include <vector>
 
-#include "engine/context/kv_cache.h"
-#include "engine/context/parallel_for.h"
+#include "engine/kv/kv_cache.h"
+#include "engine/threading/parallel_for.h"
 #include "kernels/attention/attention.h"
 #include "engine/model/model.h"
 #include "kernels/matmul/quantized_activations.h"

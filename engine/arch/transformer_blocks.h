@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "engine/arch/forward.h"
-#include "engine/context/kv_cache.h"
-#include "engine/context/parallel_for.h"
+#include "engine/kv/kv_cache.h"
+#include "engine/threading/parallel_for.h"
 #include "engine/model/model.h"
 #include "kernels/matmul/quantized_activations.h"
 #include "kernels/ops/rope.h"

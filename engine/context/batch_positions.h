@@ -4,7 +4,7 @@
 // (attention would see both). llama.cpp rejects such batches too; the caller removes the old positions
 // first (seq_rm) when it means to recompute them.
 #include "engine/batch/batch.h"
-#include "engine/context/kv_cells.h"
+#include "engine/kv/kv_cells.h"
 #include "kernels/result.h"
 
 namespace infertune {

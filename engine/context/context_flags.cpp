@@ -6,7 +6,7 @@
 #include <string>
 
 #include "engine/cli/flag_ranges.h"
-#include "engine/context/kv_storage.h"
+#include "engine/kv/kv_storage.h"
 
 namespace infertune {
 namespace {

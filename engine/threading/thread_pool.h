@@ -80,7 +80,7 @@ class ThreadPool {
   Status parallel_for(size_t n_tasks, unsigned n_threads, TaskFn fn);
   Status parallel_for(size_t n_tasks, TaskFn fn) { return parallel_for(n_tasks, size_, fn); }
 
-  // The static form of engine/context/parallel_for.h: [0, n_items) in at most n_threads contiguous ranges
+  // The static form of engine/threading/parallel_for.h: [0, n_items) in at most n_threads contiguous ranges
   // of at least min_chunk items, balanced to within one item, fn(begin, end) on each.
   Status parallel_ranges(size_t n_items, unsigned n_threads, RangeFn fn, size_t min_chunk = 1);
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "engine/context/kv_storage.h"
+#include "engine/kv/kv_storage.h"
 
 namespace infertune {
 

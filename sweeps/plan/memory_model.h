@@ -4,7 +4,7 @@
 //   weights: the GGUF tensor table's bytes (memory-mapped: the pages read are the tensor data) or the
 //            whole file (--no-mmap reads it into memory); for a quantization variant of a base model, the
 //            base's tensors re-sized in the target type (matrices whose rows are whole blocks of it).
-//   KV:      the engine's own accounting (kv_bytes_per_cell, engine/context/kv_storage.h) x n_ctx cells:
+//   KV:      the engine's own accounting (kv_bytes_per_cell, engine/kv/kv_storage.h) x n_ctx cells:
 //            what the context reserves, and what a full context holds, so what --max-mem must allow for.
 //            The storage is not zeroed, so its pages become resident only when cells are written: a
 //            workload that writes fewer cells than n_ctx has a smaller peak RSS. kv_resident estimates

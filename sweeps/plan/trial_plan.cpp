@@ -8,7 +8,7 @@
 #include <memory>
 #include <set>
 
-#include "engine/context/kv_storage.h"
+#include "engine/kv/kv_storage.h"
 #include "sweeps/store/stable_hash.h"
 
 namespace infertune {

@@ -10,7 +10,7 @@
 
 #include "bench/llama_bench/value_lists.h"
 #include "engine/context/flash_attention.h"
-#include "engine/context/kv_storage.h"
+#include "engine/kv/kv_storage.h"
 #include "kernels/ggml_type.h"
 #include "sweeps/store/stable_hash.h"
 

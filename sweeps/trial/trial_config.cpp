@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "engine/batch/seq_set.h"
-#include "engine/context/kv_storage.h"
+#include "engine/kv/kv_storage.h"
 
 namespace infertune {
 namespace {

@@ -18,7 +18,7 @@
 
 #include "engine/arch/attention_split.h"
 #include "engine/context/context.h"
-#include "engine/context/parallel_for.h"
+#include "engine/threading/parallel_for.h"
 #include "engine/model/model.h"
 #include "engine/threading/thread_pool.h"
 #include "kernels/attention/attention.h"

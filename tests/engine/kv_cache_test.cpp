@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "engine/context/kv_cache.h"
+#include "engine/kv/kv_cache.h"
 
 namespace infertune {
 namespace {

@@ -7,7 +7,7 @@
 #include <array>
 #include <vector>
 
-#include "engine/context/kv_cells.h"
+#include "engine/kv/kv_cells.h"
 
 namespace infertune {
 namespace {

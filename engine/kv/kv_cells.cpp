@@ -1,4 +1,4 @@
-#include "engine/context/kv_cells.h"
+#include "engine/kv/kv_cells.h"
 
 #include <algorithm>
 #include <limits>

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "engine/batch/seq_set.h"
-#include "engine/context/kv_cells.h"
-#include "engine/context/kv_storage.h"
+#include "engine/kv/kv_cells.h"
+#include "engine/kv/kv_storage.h"
 #include "kernels/ops/rope.h"
 #include "kernels/result.h"
 

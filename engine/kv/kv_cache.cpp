@@ -1,4 +1,4 @@
-#include "engine/context/kv_cache.h"
+#include "engine/kv/kv_cache.h"
 
 #include <algorithm>
 #include <array>

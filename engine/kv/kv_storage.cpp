@@ -1,4 +1,4 @@
-#include "engine/context/kv_storage.h"
+#include "engine/kv/kv_storage.h"
 
 #include <new>
 

@@ -1,4 +1,4 @@
-#include "engine/context/parallel_for.h"
+#include "engine/threading/parallel_for.h"
 
 #include <algorithm>
 
