@@ -3,7 +3,7 @@
 #include <span>
 
 #include "engine/cli/subcommands.h"
-#include "engine/threading/flag_aliases.h"
+#include "engine/cli/flag_aliases.h"
 
 namespace infertune {
 

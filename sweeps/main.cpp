@@ -8,8 +8,6 @@
 
 #include "bench/bench_commands.h"
 #include "engine/engine_commands.h"
-#include "engine/context/context_flags.h"
-#include "engine/threading/placement_flags.h"
 #include "reports/reports_commands.h"
 #include "sweeps/sweeps_commands.h"
 #include "sweeps/version_info.h"
@@ -26,12 +24,10 @@ int main(int argc, char** argv) {
   infertune::register_sweeps_commands(commands);
   infertune::register_reports_commands(commands);
 
-  // llama.cpp's multi-letter short flags (-tb, -ngl, ...) reach CLI11 as their long forms.
+  // llama.cpp's multi-letter short flags (-tb, -ngl, ...) reach CLI11 as their long forms, each subcommand's
+  // own (a flag means what the chosen command says it means).
   std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
-  infertune::rewrite_flag_aliases(args, infertune::placement_flag_aliases());
-  infertune::rewrite_flag_aliases(args, infertune::context_flag_aliases());
-  infertune::rewrite_flag_aliases(args, infertune::bench_flag_aliases());
-  infertune::rewrite_flag_aliases(args, infertune::batched_flag_aliases());
+  commands.rewrite_aliases(args);
   std::reverse(args.begin(), args.end());  // CLI11 takes a vector last argument first
   try {
     app.parse(std::move(args));

@@ -2,7 +2,7 @@
 
 #include <array>
 
-#include "bench/llama_bench/value_lists.h"
+#include "engine/settings/value_lists.h"
 #include "engine/cli/flag_ranges.h"
 #include "engine/context/context_flags.h"
 #include "engine/threading/placement_flags.h"

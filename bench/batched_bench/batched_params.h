@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "engine/context/context.h"
-#include "engine/threading/flag_aliases.h"
+#include "engine/cli/flag_aliases.h"
 #include "engine/threading/placement_options.h"
 #include "kernels/result.h"
 

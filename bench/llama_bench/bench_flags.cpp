@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "bench/llama_bench/context_setup.h"
-#include "bench/llama_bench/value_lists.h"
+#include "engine/settings/value_lists.h"
 #include "engine/cli/flag_ranges.h"
 #include "engine/threading/cpu_set.h"
 #include "engine/threading/placement_flags.h"

@@ -4,7 +4,7 @@
 // turns it into a checked BenchParams (errors name the flag).
 //
 // llama-bench's multi-letter short flags reach CLI11 as their long forms: pass the command line through
-// rewrite_flag_aliases(args, bench_flag_aliases()) first (engine/threading/flag_aliases.h).
+// rewrite_flag_aliases(args, bench_flag_aliases()) first (engine/cli/flag_aliases.h).
 #include <CLI/CLI.hpp>
 
 #include <span>
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "bench/llama_bench/bench_params.h"
-#include "engine/threading/flag_aliases.h"
+#include "engine/cli/flag_aliases.h"
 #include "engine/threading/placement_flags.h"
 #include "kernels/result.h"
 

@@ -96,14 +96,20 @@ std::string out_of_range_message(std::string_view value, const std::string& allo
   return flag.empty() ? message : fmt::format("{}: {}", flag, message);
 }
 
+Result<long long> parse_int_in_range(std::string_view text, const IntRange& range) {
+  const ParsedInteger parsed = parse_integer(text);
+  if (!parsed.is_integer) return fail("'{}' is not a whole number; allowed: {}", text, range.describe());
+  if (!parsed.value || !range.allows(*parsed.value)) return fail("{}", out_of_range_message(text, range.describe()));
+  return *parsed.value;
+}
+
 CLI::Validator int_flag_range(IntRange range) {
   const std::string allowed = range.describe();
   return CLI::Validator(
-      [range = std::move(range), allowed](std::string& text) {
-        const ParsedInteger parsed = parse_integer(text);
-        if (!parsed.is_integer) return fmt::format("'{}' is not a whole number; allowed: {}", text, allowed);
-        if (!parsed.value || !range.allows(*parsed.value)) return out_of_range_message(text, allowed);
-        text = std::to_string(*parsed.value);
+      [range = std::move(range)](std::string& text) {
+        auto value = parse_int_in_range(text, range);
+        if (!value) return value.error().message;
+        text = std::to_string(*value);
         return std::string();
       },
       allowed);

@@ -5,13 +5,15 @@
 //   -t: -3 is out of range; allowed: 0..1024 (0 = the number of physical cores)
 // As CLI11 validators the checks run while the command line is parsed, before any model is loaded, and
 // the dispatcher (sweeps/main.cpp) exits with status 1. List flags (bench, sweep) check each element with
-// the same IntRange (bench/llama_bench/value_lists.h).
+// the same IntRange (engine/settings/value_lists.h).
 #include <CLI/CLI.hpp>
 
 #include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "kernels/result.h"
 
 namespace infertune {
 
@@ -47,6 +49,9 @@ struct RealRange {
 
 // "{value} is out of range; allowed: {allowed}"; with a flag in front ("-t: ...") where given.
 std::string out_of_range_message(std::string_view value, const std::string& allowed, std::string_view flag = {});
+
+// The text as a decimal integer in `range`, or an error saying what is allowed (without a flag name).
+Result<long long> parse_int_in_range(std::string_view text, const IntRange& range);
 
 // For CLI11's ->transform(): the text must be a decimal integer in `range` (the message says what is allowed
 // otherwise). It is rewritten in canonical decimal, so CLI11's own conversion, which reads "010" as octal

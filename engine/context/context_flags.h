@@ -5,13 +5,13 @@
 // 1..2^20; engine/cli/flag_ranges.h), and the errors name the flag.
 //
 // The multi-letter short forms reach CLI11 only as their long forms: pass the command line through
-// rewrite_flag_aliases(args, context_flag_aliases()) first (engine/threading/flag_aliases.h).
+// rewrite_flag_aliases(args, context_flag_aliases()) first (engine/cli/flag_aliases.h).
 #include <CLI/CLI.hpp>
 
 #include <span>
 
 #include "engine/context/context.h"
-#include "engine/threading/flag_aliases.h"
+#include "engine/cli/flag_aliases.h"
 
 namespace infertune {
 

@@ -14,7 +14,6 @@
 
 #include "engine/cli/flag_ranges.h"
 #include "engine/context/context.h"
-#include "engine/context/context_flags.h"
 #include "engine/engine_commands.h"
 #include "engine/model/model.h"
 #include "engine/run/logits_file.h"
@@ -22,11 +21,8 @@
 #include "engine/run/token_list.h"
 #include "engine/sampling/sampler_chain.h"
 #include "engine/sampling/sampling_flags.h"
-#include "engine/threading/placed_pool.h"
-#include "engine/threading/placement.h"
-#include "engine/threading/placement_flags.h"
-#include "engine/threading/thread_pool.h"
-#include "engine/threading/topology.h"
+#include "engine/settings/make_context.h"
+#include "engine/settings/setting_flags.h"
 #include "engine/tokenizer/tokenizer.h"
 
 namespace infertune {
@@ -34,22 +30,16 @@ namespace {
 
 constexpr const char* kCommand = "run";
 
-// -c beyond this is a typo, not a context: its KV cache alone would not fit any machine this runs on.
-constexpr long long kMaxContextTokens = 1 << 24;
-
 struct RunFlags {
   std::string model;
   std::optional<std::string> prompt;         // -p
   std::optional<std::string> prompt_tokens;  // --prompt-tokens
   int32_t n_predict = 128;                   // -n; -1: until end of generation or a full context
-  PlacementOptions placement;                // -t, -tb, -C, --cpu-strict, --numa, --prio, --poll
-  uint32_t n_ctx = 0;                        // 0: the Context's default
-  ContextParams context;                     // -b, -ub, -ctk, -ctv, -fa (context_flags.h)
+  EngineSettings settings;                   // the settings table's flags (engine/settings/settings_table.h)
   SamplingParams sampling;
   RopeFlags rope;  // --rope-*, --yarn-*
   std::string logits_out;
   bool print_ids = false;
-  bool no_mmap = false;
   bool mlock = false;
 };
 
@@ -129,16 +119,9 @@ Result<std::vector<int32_t>> generate(const RunFlags& flags, Context& ctx, const
   return generated;
 }
 
-Result<std::unique_ptr<PlacedPool>> start_pool(const PlacementOptions& options) {
-  auto placed = start_placed_pool(options);
-  if (!placed) return placed.error();
-  for (const std::string& warning : (*placed)->warnings()) fmt::print(stderr, "run: warning: {}\n", warning);
-  return placed;
-}
-
 Result<Model> load_model(const RunFlags& flags, Timings& timings) {
   const Stopwatch load;
-  auto model = Model::load(flags.model, {.use_mmap = !flags.no_mmap, .mlock = flags.mlock});
+  auto model = Model::load(flags.model, {.use_mmap = flags.settings.use_mmap, .mlock = flags.mlock});
   timings.load_ms = load.ms();
   if (model) {
     for (const std::string& warning : model->warnings()) fmt::print(stderr, "run: warning: {}\n", warning);
@@ -167,20 +150,12 @@ int run(const RunFlags& flags) {
   auto prompt = prompt_ids(flags, tokenizer);
   if (!prompt) return report_error(kCommand, prompt.error().message);
 
-  auto placed = start_pool(flags.placement);
+  EngineSettings settings = flags.settings;
+  settings.context.rope = *rope;
+  auto placed = make_context(*model, settings);
   if (!placed) return report_error(kCommand, placed.error().message);
-  const PlacementPlan& plan = (*placed)->plan;
-  auto ctx = Context::create(*model, {.n_ctx = flags.n_ctx,
-                                      .n_threads = plan.n_threads,
-                                      .n_threads_batch = plan.n_threads_batch,
-                                      .n_batch = flags.context.n_batch,
-                                      .n_ubatch = flags.context.n_ubatch,
-                                      .type_k = flags.context.type_k,
-                                      .type_v = flags.context.type_v,
-                                      .flash_attn = flags.context.flash_attn,
-                                      .pool = (*placed)->pool.get(),
-                                      .rope = *rope});
-  if (!ctx) return report_error(kCommand, ctx.error().message);
+  for (const std::string& warning : placed->warnings) fmt::print(stderr, "run: warning: {}\n", warning);
+  Context* ctx = placed->context.get();
   if (prompt->size() > ctx->n_ctx()) {
     return report_error(kCommand, fmt::format("the prompt has {} tokens, more than the context size {} (raise -c)",
                                               prompt->size(), ctx->n_ctx()));
@@ -219,17 +194,14 @@ void add_run_command(Subcommands& commands) {
   app->add_option("-n,--n-predict", flags->n_predict,
                   "Tokens to generate (default 128; 0 = evaluate the prompt only; -1 = until end of generation)")
       ->transform(int_flag_range({.low = 0, .special = {{-1, "until end of generation"}}}));
-  app->add_option("-c,--ctx-size", flags->n_ctx, "Context size in tokens (default 0: the trained one, at most 4096)")
-      ->transform(int_flag_range({.low = 0, .high = kMaxContextTokens, .note = "0 = the trained context"}));
   app->add_option("--logits-out", flags->logits_out,
                   "Write the prompt's logits as float32 [n_tokens][n_vocab], little-endian, to this file");
   app->add_flag("--print-ids", flags->print_ids, "Print the generated token ids, comma-separated, instead of text");
-  app->add_flag("--no-mmap", flags->no_mmap, "Read the model into memory instead of mapping it");
   app->add_flag("--mlock", flags->mlock, "Lock the model's memory in RAM");
   add_sampling_flags(*app, flags->sampling);
-  add_context_flags(*app, flags->context);
   add_rope_flags(*app, flags->rope);
-  add_placement_flags(*app, flags->placement);
+  add_setting_flags(*app, Command::run, flags->settings);
+  commands.add_aliases(kCommand, setting_flag_aliases(Command::run));
 }
 
 }  // namespace infertune

@@ -12,7 +12,7 @@
 // plan_placement checks what depends on the other flags (threads against the CPUs left, --numa).
 //
 // "-tb" reaches CLI11 only as "--threads-batch": pass the command line through
-// rewrite_flag_aliases(args, placement_flag_aliases()) first (engine/threading/flag_aliases.h).
+// rewrite_flag_aliases(args, placement_flag_aliases()) first (engine/cli/flag_aliases.h).
 #include <CLI/CLI.hpp>
 
 #include <functional>
@@ -20,7 +20,7 @@
 #include <string_view>
 
 #include "engine/threading/cpu_set.h"
-#include "engine/threading/flag_aliases.h"
+#include "engine/cli/flag_aliases.h"
 #include "engine/threading/placement_options.h"
 #include "kernels/result.h"
 

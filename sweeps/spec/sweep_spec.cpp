@@ -8,7 +8,7 @@
 #include <cmath>
 #include <string_view>
 
-#include "bench/llama_bench/value_lists.h"
+#include "engine/settings/value_lists.h"
 #include "engine/context/flash_attention.h"
 #include "engine/kv/kv_storage.h"
 #include "kernels/ggml_type.h"

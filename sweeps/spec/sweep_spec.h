@@ -1,7 +1,7 @@
 #pragma once
 // What a sweep measures: the values of every dimension, the workloads, and the constraints. Read from a
 // YAML spec (spec_yaml.h) or from flags (spec_flags.h), both going through resolve_spec, so the two accept
-// the same dimension names, lists and ranges (bench/llama_bench/value_lists.h) and give the same SweepSpec.
+// the same dimension names, lists and ranges (engine/settings/value_lists.h) and give the same SweepSpec.
 #include <nlohmann/json.hpp>
 
 #include <cstdint>

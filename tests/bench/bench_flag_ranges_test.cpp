@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "bench/llama_bench/bench_flags.h"
-#include "bench/llama_bench/value_lists.h"
+#include "engine/settings/value_lists.h"
 #include "test_support.h"
 
 namespace infertune {

@@ -2,7 +2,7 @@
 // first-last+step, first-last*mult; the errors name the flag.
 #include <gtest/gtest.h>
 
-#include "bench/llama_bench/value_lists.h"
+#include "engine/settings/value_lists.h"
 
 namespace infertune {
 namespace {

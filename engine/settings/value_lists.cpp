@@ -1,4 +1,4 @@
-#include "bench/llama_bench/value_lists.h"
+#include "engine/settings/value_lists.h"
 
 #include <fmt/format.h>
 

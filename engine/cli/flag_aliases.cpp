@@ -1,4 +1,4 @@
-#include "engine/threading/flag_aliases.h"
+#include "engine/cli/flag_aliases.h"
 
 namespace infertune {
 

@@ -1,0 +1,23 @@
+#include "engine/settings/command_line.h"
+
+#include "engine/settings/settings_table.h"
+
+namespace infertune {
+
+std::vector<std::string> setting_command_flags(const EngineSettings& settings, Command command, Spelling spelling) {
+  std::vector<std::string> flags;
+  for (const Setting& s : all_settings()) {
+    if (spelling == Spelling::infertune && !s.taken_by(command)) continue;
+    const std::string value = s.read(settings);
+    if (!s.unset_value.empty() && value == s.unset_value) continue;
+    if (s.as_switch(command)) {
+      if (value == s.switch_value) flags.emplace_back(s.switch_flag);
+      continue;
+    }
+    flags.emplace_back(spelling == Spelling::llama_cpp ? s.llama_flag : s.shown_flag());
+    flags.push_back(value);
+  }
+  return flags;
+}
+
+}  // namespace infertune

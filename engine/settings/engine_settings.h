@@ -1,0 +1,19 @@
+#pragma once
+// What the tuning knobs of settings_table.h become in the engine: one value of each, as `run` takes them
+// and as one bench test or one sweep trial runs. make_context.h turns them into a placed thread pool and a
+// Context.
+#include "engine/context/context.h"
+#include "engine/threading/placement_options.h"
+
+namespace infertune {
+
+struct EngineSettings {
+  // -c, -b, -ub, -np, -ctk, -ctv, -fa. n_threads, n_threads_batch and pool are set by make_context from the
+  // placement; the defaults here are llama.cpp's (f16 KV cache).
+  ContextParams context = {.type_k = GgmlType::F16, .type_v = GgmlType::F16};
+  PlacementOptions placement;  // -t, -tb, -C, --cpu-strict, --numa, --prio, --poll
+  int n_gpu_layers = 0;        // -ngl; > 0 needs a GPU backend, which the forward pass does not have yet
+  bool use_mmap = true;        // -mmp / --no-mmap
+};
+
+}  // namespace infertune

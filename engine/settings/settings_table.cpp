@@ -1,0 +1,312 @@
+#include "engine/settings/settings_table.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+
+#include "engine/batch/seq_set.h"
+#include "engine/cli/flag_ranges.h"
+#include "engine/context/flash_attention.h"
+#include "engine/kv/kv_storage.h"
+#include "engine/threading/placement_options.h"
+#include "kernels/ggml_type.h"
+
+namespace infertune {
+namespace {
+
+constexpr long long kMaxTokens = 1 << 24;  // a context or batch beyond this is a typo
+constexpr long long kMaxGpuLayers = 100000;
+
+// ----- values -----
+
+const IntRange& threads_range() {
+  static const IntRange range{
+      .low = 1, .high = kMaxThreads, .special = {{-1, "auto"}, {0, "auto"}}};
+  return range;
+}
+
+Result<std::string> canonical_int(std::string_view text, const IntRange& range) {
+  auto value = parse_int_in_range(text, range);
+  if (!value) return value.error();
+  return std::to_string(*value);
+}
+
+// -1 and 0 both mean "pick for me" (llama.cpp reads any value <= 0 so, llama-bench and the sweep wrote 0);
+// the canonical spelling is 0.
+Result<std::string> canonical_threads(std::string_view text) {
+  auto value = parse_int_in_range(text, threads_range());
+  if (!value) return value.error();
+  return std::to_string(std::max<long long>(*value, 0));
+}
+
+Result<std::string> canonical_bool(std::string_view text) {
+  if (text == "1" || text == "true") return std::string("1");
+  if (text == "0" || text == "false") return std::string("0");
+  return fail("'{}' is not 0 or 1", text);
+}
+
+Result<std::string> canonical_kv_type(std::string_view text) {
+  auto type = kv_type_from_name(text);
+  if (!type) return fail("'{}' is not a KV cache type; allowed: f32, f16, bf16, q8_0, q4_0", text);
+  return std::string(ggml_type_name(*type));
+}
+
+Result<std::string> canonical_flash_attn(std::string_view text) {
+  auto mode = flash_attention_from_name(text);
+  if (!mode) return fail("'{}' is not on, off or auto", text);
+  return std::string(flash_attention_name(*mode));
+}
+
+Result<std::string> canonical_numa(std::string_view text) {
+  auto mode = parse_numa_mode(text);
+  if (!mode) return fail("'{}' is not none, distribute, isolate or numactl", text);
+  return std::string(numa_mode_name(*mode));
+}
+
+// "0x0" (and llama-bench's "0", and empty) is "no mask"; anything else must parse and select a CPU.
+Result<std::string> canonical_cpu_mask(std::string_view text) {
+  if (text.empty() || text == "0" || text == "0x0") return std::string("0x0");
+  auto mask = parse_cpu_mask(text);
+  if (!mask) return mask.error();
+  if (mask->empty()) return fail("'{}' selects no CPUs", text);
+  return std::string(text);
+}
+
+Status cpu_mask_on_machine(std::string_view canonical, const CpuSet& machine) {
+  if (canonical == "0x0") return {};
+  auto mask = parse_cpu_mask(canonical);
+  if (!mask) return mask.error();
+  if (const CpuSet missing = mask->minus(machine); !missing.empty()) {
+    return fail("'{}': CPUs {} are not on this machine or not available to this process (it may use CPUs {})",
+                canonical, missing.to_string(), machine.to_string());
+  }
+  return {};
+}
+
+// The canonical text of a value settings_table wrote itself: always valid.
+int as_int(std::string_view canonical) { return std::stoi(std::string(canonical)); }
+
+// ----- the table -----
+
+constexpr std::string_view kPlacement = "Threads and CPU placement";
+constexpr std::string_view kContext = "Context, batch, KV cache and attention";
+constexpr std::string_view kOffload = "Model loading and GPU offload";
+
+constexpr Commands kEveryCommand =
+    Command::run | Command::bench | Command::batched_bench | Command::sweep | Command::serve;
+constexpr Commands kRunStyle = Command::run | Command::batched_bench | Command::serve;
+constexpr Commands kLists = Command::bench | Command::sweep;
+
+std::vector<Setting> build_table() {
+  std::vector<Setting> t;
+  t.push_back({
+      .key = "threads", .group = kPlacement, .config_key = "threads", .short_flag = "-t", .long_flag = "--threads", .llama_flag = "-t",
+      .kind = ValueKind::Integer, .default_value = "0", .unset_value = "0",
+      .help = "Threads for generation (one token per step); 0 or -1: the number of physical cores",
+      .commands = kEveryCommand, .list_commands = kLists,
+      .canonical = canonical_threads,
+      .allowed = [] { return std::string("0 or -1 (auto), 1..") + std::to_string(kMaxThreads); },
+      .apply = [](std::string_view v, EngineSettings& s) {
+        s.placement.threads = as_int(v) > 0 ? as_int(v) : kAutoThreads;
+      },
+      .read = [](const EngineSettings& s) { return std::to_string(std::max(s.placement.threads, 0)); },
+  });
+  t.push_back({
+      .key = "threads_batch", .group = kPlacement, .config_key = "threads_batch", .short_flag = "-tb", .long_flag = "--threads-batch",
+      .llama_flag = "-tb", .kind = ValueKind::Integer, .default_value = "0", .unset_value = "0",
+      .help = "Threads for prompts and batches; 0 or -1: as --threads",
+      .commands = kRunStyle | Command::sweep, .list_commands = Command::sweep,
+      .canonical = canonical_threads,
+      .allowed = [] { return std::string("0 or -1 (as -t), 1..") + std::to_string(kMaxThreads); },
+      .apply = [](std::string_view v, EngineSettings& s) {
+        s.placement.threads_batch = as_int(v) > 0 ? as_int(v) : kAutoThreads;
+      },
+      .read = [](const EngineSettings& s) { return std::to_string(std::max(s.placement.threads_batch, 0)); },
+  });
+  t.push_back({
+      .key = "cpu_mask", .group = kPlacement, .config_key = "cpu_mask", .short_flag = "-C", .long_flag = "--cpu-mask", .llama_flag = "-C",
+      .kind = ValueKind::Word, .default_value = "0x0", .unset_value = "0x0",
+      .help = "CPUs to run on: a hex mask (0xF0, bit i = CPU i) or a range list (0-3,8; in lists 0-3 only)",
+      .commands = kEveryCommand, .list_commands = kLists,
+      .canonical = canonical_cpu_mask,
+      .allowed = [] { return std::string("0x0 (all), a hex mask or a CPU range list"); },
+      .apply = [](std::string_view v, EngineSettings& s) {
+        s.placement.cpu_mask = v == "0x0" ? std::string() : std::string(v);
+      },
+      .read = [](const EngineSettings& s) { return s.placement.cpu_mask.empty() ? "0x0" : s.placement.cpu_mask; },
+      .check_on_machine = cpu_mask_on_machine,
+  });
+  t.push_back({
+      .key = "cpu_strict", .group = kPlacement, .config_key = "cpu_strict", .long_flag = "--cpu-strict", .llama_flag = "--cpu-strict",
+      .kind = ValueKind::Boolean, .default_value = "0", .unset_value = "0",
+      .help = "1: pin each thread to its own CPU; 0: threads float over the allowed CPUs",
+      .commands = kRunStyle | Command::bench, .list_commands = Command::bench,
+      .canonical = canonical_bool,
+      .allowed = [] { return std::string("0, 1"); },
+      .apply = [](std::string_view v, EngineSettings& s) { s.placement.cpu_strict = v == "1"; },
+      .read = [](const EngineSettings& s) { return std::string(s.placement.cpu_strict ? "1" : "0"); },
+  });
+  t.push_back({
+      .key = "numa", .group = kPlacement, .config_key = "numa", .long_flag = "--numa", .llama_flag = "--numa",
+      .kind = ValueKind::Word, .default_value = "none", .unset_value = "none",
+      .help = "NUMA policy: distribute (spread threads over all nodes), isolate (only the node the process "
+              "started on), numactl (only the CPUs the process started with)",
+      .commands = kEveryCommand, .list_commands = Command::sweep,
+      .canonical = canonical_numa,
+      .allowed = [] { return std::string("none, distribute, isolate, numactl"); },
+      .apply = [](std::string_view v, EngineSettings& s) { s.placement.numa = *parse_numa_mode(v); },
+      .read = [](const EngineSettings& s) { return std::string(numa_mode_name(s.placement.numa)); },
+  });
+  t.push_back({
+      .key = "prio", .group = kPlacement, .config_key = "prio", .long_flag = "--prio", .llama_flag = "--prio",
+      .kind = ValueKind::Integer, .default_value = "0", .unset_value = "0",
+      .help = "Thread priority",
+      .commands = kRunStyle | Command::bench,
+      .canonical = [](std::string_view v) { return canonical_int(v, {.low = 0, .high = 3}); },
+      .allowed = [] { return std::string("0 normal, 1 medium, 2 high, 3 realtime"); },
+      .apply = [](std::string_view v, EngineSettings& s) { s.placement.priority = as_int(v); },
+      .read = [](const EngineSettings& s) { return std::to_string(s.placement.priority); },
+  });
+  t.push_back({
+      .key = "poll", .group = kPlacement, .config_key = "poll", .long_flag = "--poll", .llama_flag = "--poll",
+      .kind = ValueKind::Integer, .default_value = "50", .unset_value = "50",
+      .help = "How long a waiting thread spins before it sleeps: 0 sleeps at once, 100 never sleeps",
+      .commands = kRunStyle | Command::bench, .list_commands = Command::bench,
+      .canonical = [](std::string_view v) { return canonical_int(v, {.low = 0, .high = 100}); },
+      .allowed = [] { return std::string("0..100"); },
+      .apply = [](std::string_view v, EngineSettings& s) { s.placement.poll = as_int(v); },
+      .read = [](const EngineSettings& s) { return std::to_string(s.placement.poll); },
+  });
+  t.push_back({
+      .key = "n_gpu_layers", .group = kOffload, .config_key = "n_gpu_layers", .short_flag = "-ngl", .long_flag = "--n-gpu-layers",
+      .llama_flag = "-ngl", .kind = ValueKind::Integer, .default_value = "0", .unset_value = "0",
+      .help = "Layers on the GPU (> 0 needs a GPU backend, which this build's forward pass does not have)",
+      .commands = kEveryCommand, .list_commands = kLists,
+      .canonical = [](std::string_view v) { return canonical_int(v, {.low = -1, .high = kMaxGpuLayers}); },
+      .allowed = [] { return fmt::format("-1..{}", kMaxGpuLayers); },
+      .apply = [](std::string_view v, EngineSettings& s) { s.n_gpu_layers = as_int(v); },
+      .read = [](const EngineSettings& s) { return std::to_string(s.n_gpu_layers); },
+  });
+  t.push_back({
+      .key = "ctx_size", .group = kContext, .config_key = "n_ctx", .short_flag = "-c", .long_flag = "--ctx-size", .llama_flag = "-c",
+      .kind = ValueKind::Integer, .default_value = "0", .unset_value = "0",
+      .help = "Context size: KV cells shared by all sequences; 0: what the command needs (run: the trained "
+              "context, at most 4096; batched-bench: the largest N_KV; sweep: what the workload needs)",
+      .commands = kRunStyle | Command::sweep, .list_commands = Command::sweep,
+      .canonical = [](std::string_view v) { return canonical_int(v, {.low = 0, .high = kMaxTokens}); },
+      .allowed = [] { return fmt::format("0..{}", kMaxTokens); },
+      .apply = [](std::string_view v, EngineSettings& s) { s.context.n_ctx = static_cast<uint32_t>(as_int(v)); },
+      .read = [](const EngineSettings& s) { return std::to_string(s.context.n_ctx); },
+  });
+  t.push_back({
+      .key = "batch_size", .group = kContext, .config_key = "n_batch", .short_flag = "-b", .long_flag = "--batch-size",
+      .llama_flag = "-b", .kind = ValueKind::Integer, .default_value = "2048",
+      .help = "Logical batch: the most tokens evaluated in one step",
+      .commands = kEveryCommand, .list_commands = kLists,
+      .canonical = [](std::string_view v) { return canonical_int(v, {.low = 1, .high = kMaxTokens}); },
+      .allowed = [] { return fmt::format("1..{}", kMaxTokens); },
+      .apply = [](std::string_view v, EngineSettings& s) { s.context.n_batch = static_cast<uint32_t>(as_int(v)); },
+      .read = [](const EngineSettings& s) { return std::to_string(s.context.n_batch); },
+  });
+  t.push_back({
+      .key = "ubatch_size", .group = kContext, .config_key = "n_ubatch", .short_flag = "-ub", .long_flag = "--ubatch-size",
+      .llama_flag = "-ub", .kind = ValueKind::Integer, .default_value = "512",
+      .help = "Physical batch: the pieces a batch is evaluated in",
+      .commands = kEveryCommand, .list_commands = kLists,
+      .canonical = [](std::string_view v) { return canonical_int(v, {.low = 1, .high = kMaxTokens}); },
+      .allowed = [] { return fmt::format("1..{}", kMaxTokens); },
+      .apply = [](std::string_view v, EngineSettings& s) { s.context.n_ubatch = static_cast<uint32_t>(as_int(v)); },
+      .read = [](const EngineSettings& s) { return std::to_string(s.context.n_ubatch); },
+  });
+  t.push_back({
+      .key = "parallel", .group = kContext, .config_key = "n_parallel", .short_flag = "-np", .long_flag = "--parallel",
+      .llama_flag = "-np", .kind = ValueKind::Integer, .default_value = "1", .unset_value = "1",
+      .help = "Sequences the context serves at once (server slots)",
+      .commands = Command::sweep | Command::serve, .list_commands = Command::sweep,
+      .canonical = [](std::string_view v) { return canonical_int(v, {.low = 1, .high = kMaxSequences}); },
+      .allowed = [] { return fmt::format("1..{}", kMaxSequences); },
+      .apply = [](std::string_view v, EngineSettings& s) { s.context.n_seq_max = static_cast<uint32_t>(as_int(v)); },
+      .read = [](const EngineSettings& s) { return std::to_string(std::max<uint32_t>(s.context.n_seq_max, 1)); },
+  });
+  t.push_back({
+      .key = "cache_type_k", .group = kContext, .config_key = "type_k", .short_flag = "-ctk", .long_flag = "--cache-type-k",
+      .llama_flag = "-ctk", .kind = ValueKind::Word, .default_value = "f16",
+      .help = "KV cache type of K",
+      .commands = kEveryCommand, .list_commands = kLists,
+      .canonical = canonical_kv_type,
+      .allowed = [] { return std::string("f32, f16, bf16, q8_0, q4_0"); },
+      .apply = [](std::string_view v, EngineSettings& s) { s.context.type_k = *kv_type_from_name(v); },
+      .read = [](const EngineSettings& s) { return std::string(ggml_type_name(s.context.type_k)); },
+  });
+  t.push_back({
+      .key = "cache_type_v", .group = kContext, .config_key = "type_v", .short_flag = "-ctv", .long_flag = "--cache-type-v",
+      .llama_flag = "-ctv", .kind = ValueKind::Word, .default_value = "f16",
+      .help = "KV cache type of V",
+      .commands = kEveryCommand, .list_commands = kLists,
+      .canonical = canonical_kv_type,
+      .allowed = [] { return std::string("f32, f16, bf16, q8_0, q4_0"); },
+      .apply = [](std::string_view v, EngineSettings& s) { s.context.type_v = *kv_type_from_name(v); },
+      .read = [](const EngineSettings& s) { return std::string(ggml_type_name(s.context.type_v)); },
+  });
+  t.push_back({
+      .key = "flash_attn", .group = kContext, .config_key = "flash_attn", .short_flag = "-fa", .long_flag = "--flash-attn",
+      .llama_flag = "-fa", .kind = ValueKind::Word, .default_value = "auto",
+      .help = "Flash-attention (on, off, auto; also 1, 0, -1, true, false)",
+      .commands = kEveryCommand, .list_commands = kLists,
+      .canonical = canonical_flash_attn,
+      .allowed = [] { return std::string("on, off, auto"); },
+      .apply = [](std::string_view v, EngineSettings& s) { s.context.flash_attn = *flash_attention_from_name(v); },
+      .read = [](const EngineSettings& s) { return std::string(flash_attention_name(s.context.flash_attn)); },
+  });
+  t.push_back({
+      .key = "mmap", .group = kOffload, .config_key = "mmap", .short_flag = "-mmp", .long_flag = "--mmap", .llama_flag = "-mmp",
+      .switch_flag = "--no-mmap", .switch_value = "0",
+      .kind = ValueKind::Boolean, .default_value = "1", .unset_value = "1",
+      .help = "Memory-map the model (0: read it into memory)",
+      .commands = kEveryCommand, .list_commands = kLists, .switch_commands = kRunStyle,
+      .canonical = canonical_bool,
+      .allowed = [] { return std::string("0, 1"); },
+      .apply = [](std::string_view v, EngineSettings& s) { s.use_mmap = v == "1"; },
+      .read = [](const EngineSettings& s) { return std::string(s.use_mmap ? "1" : "0"); },
+  });
+  return t;
+}
+
+}  // namespace
+
+std::span<const Setting> all_settings() {
+  static const std::vector<Setting> table = build_table();
+  return table;
+}
+
+std::vector<const Setting*> settings_of(Command command) {
+  std::vector<const Setting*> out;
+  for (const Setting& s : all_settings()) {
+    if (s.taken_by(command)) out.push_back(&s);
+  }
+  return out;
+}
+
+const Setting* find_setting(std::string_view key) {
+  for (const Setting& s : all_settings()) {
+    if (s.key == key) return &s;
+  }
+  return nullptr;
+}
+
+const Setting* find_setting_by_config_key(std::string_view config_key) {
+  for (const Setting& s : all_settings()) {
+    if (s.config_key == config_key) return &s;
+  }
+  return nullptr;
+}
+
+const Setting* find_setting_by_flag(std::string_view flag) {
+  for (const Setting& s : all_settings()) {
+    if (flag == s.short_flag || flag == s.long_flag || (!s.switch_flag.empty() && flag == s.switch_flag)) return &s;
+  }
+  return nullptr;
+}
+
+}  // namespace infertune
