@@ -8,12 +8,14 @@ void add_inspect_command(Subcommands& commands);
 void add_synth_command(Subcommands& commands);
 void add_tokenize_command(Subcommands& commands);
 void add_run_command(Subcommands& commands);
+void add_settings_command(Subcommands& commands);  // engine/settings/settings_command.cpp
 
 inline void register_engine_commands(Subcommands& commands) {
   add_inspect_command(commands);
   add_synth_command(commands);
   add_tokenize_command(commands);
   add_run_command(commands);
+  add_settings_command(commands);
 }
 
 }  // namespace infertune

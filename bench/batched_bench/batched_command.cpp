@@ -14,7 +14,7 @@
 #include "bench/bench_commands.h"
 #include "bench/llama_bench/model_facts.h"
 #include "engine/model/model.h"
-#include "engine/threading/placed_pool.h"
+#include "engine/settings/make_context.h"
 #include "kernels/ggml_type.h"
 
 namespace infertune {
@@ -29,23 +29,20 @@ int run_batched_bench(const BatchedFlagText& text, BatchedParams& params) {
   const std::vector<BatchedCase> cases = expand_cases(params);
   if (cases.empty()) return report_error(kCommand, "nothing to run: -npp, -ntg and -npl give no combination");
 
-  auto model = Model::load(params.model, {.use_mmap = params.use_mmap});
+  auto model = Model::load(params.model, {.use_mmap = params.settings.use_mmap});
   if (!model) return report_error(kCommand, "cannot load the model: " + model.error().message);
   for (const std::string& w : model->warnings()) warn("warning: " + w);
   const ModelFacts facts = model_facts(*model);
 
-  auto placed = start_placed_pool(params.placement);
-  if (!placed) return report_error(kCommand, placed.error().message);
-  for (const std::string& w : (*placed)->warnings()) warn("warning: " + w);
-
-  ContextParams cp = params.context;
+  EngineSettings settings = params.settings;
+  ContextParams& cp = settings.context;
   if (cp.n_ctx == 0) cp.n_ctx = static_cast<uint32_t>(std::max<int64_t>(max_n_kv(cases), 1));
   cp.n_seq_max = static_cast<uint32_t>(max_n_pl(cases));
-  cp.n_threads = (*placed)->plan.n_threads;
-  cp.n_threads_batch = (*placed)->plan.n_threads_batch;
-  cp.pool = (*placed)->pool.get();
-  auto ctx = Context::create(*model, cp);
-  if (!ctx) return report_error(kCommand, "cannot create the context: " + ctx.error().message);
+  auto placed = make_context(*model, settings);
+  if (!placed) return report_error(kCommand, "cannot create the context: " + placed.error().message);
+  for (const std::string& w : placed->warnings) warn("warning: " + w);
+  Context* ctx = placed->context.get();
+  const PlacementPlan& plan = placed->placed->plan;
   if (params.warmup) {
     if (Status s = warm_up_batched(*ctx); !s) return report_error(kCommand, "warmup: " + s.error().message);
   }
@@ -57,9 +54,9 @@ int run_batched_bench(const BatchedFlagText& text, BatchedParams& params) {
                            .n_ubatch = ctx->n_ubatch(),
                            .flash_attn = ctx->flash_attention(),
                            .shared_prompt = params.shared_prompt,
-                           .n_threads = (*placed)->plan.n_threads,
-                           .n_threads_batch = (*placed)->plan.n_threads_batch,
-                           .n_threads_used = (*placed)->plan.n_workers(),
+                           .n_threads = plan.n_threads,
+                           .n_threads_batch = plan.n_threads_batch,
+                           .n_threads_used = plan.n_workers(),
                            .type_k = std::string(ggml_type_name(ctx->params().type_k)),
                            .type_v = std::string(ggml_type_name(ctx->params().type_v))};
   std::unique_ptr<BatchedPrinter> printer = make_batched_printer(stdout, params.output, run);
@@ -90,6 +87,7 @@ void add_batched_bench_command(Subcommands& commands) {
                                "speeds of all sequences together",
                                [text, params] { return run_batched_bench(*text, *params); });
   add_batched_flags(*app, *text, *params);
+  commands.add_aliases(kCommand, batched_flag_aliases());
 }
 
 }  // namespace infertune

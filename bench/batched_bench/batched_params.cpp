@@ -4,13 +4,13 @@
 
 #include "engine/settings/value_lists.h"
 #include "engine/cli/flag_ranges.h"
-#include "engine/context/context_flags.h"
-#include "engine/threading/placement_flags.h"
+#include "engine/settings/setting_flags.h"
 
 namespace infertune {
 namespace {
 
-constexpr std::array kAliases{FlagAlias{"-npp", "--n-pp"}, FlagAlias{"-ntg", "--n-tg"}, FlagAlias{"-npl", "--n-pl"}};
+constexpr std::array kListAliases{FlagAlias{"-npp", "--n-pp"}, FlagAlias{"-ntg", "--n-tg"},
+                                  FlagAlias{"-npl", "--n-pl"}};
 
 constexpr const char* kListGroup = "Test parameters (comma lists and ranges first-last+step / first-last*mult)";
 constexpr int kMaxTokens = 1 << 24;
@@ -42,17 +42,12 @@ Result<BatchedOutput> parse_output(const std::string& text) {
 }  // namespace
 
 void add_batched_flags(CLI::App& app, BatchedFlagText& t, BatchedParams& p) {
-  p.context.type_k = p.context.type_v = GgmlType::F16;  // llama-batched-bench's default KV type
   app.add_option("-m,--model", p.model, "GGUF model file")->required();
   add_list(app, "--n-pp", t.n_pp, "-npp: prompt tokens per sequence (default 128,256,512)");
   add_list(app, "--n-tg", t.n_tg, "-ntg: tokens generated per sequence (default 128,256)");
   add_list(app, "--n-pl", t.n_pl, "-npl: sequences decoded in parallel (default 1,2,4,8,16,32)");
   app.add_flag("--pps", p.shared_prompt, "The prompt is shared by all sequences: evaluated once, then copied");
-  app.add_option("-c,--ctx-size", t.n_ctx, "KV cells of the context (default 0: the largest N_KV of the run)")
-      ->transform(int_flag_range({.low = 0, .high = kMaxTokens, .note = "0 = the largest N_KV of the run"}));
-  add_context_flags(app, p.context);
-  add_placement_flags(app, p.placement);
-  app.add_flag("--no-mmap", t.no_mmap, "Read the model into memory instead of mapping it");
+  add_setting_flags(app, Command::batched_bench, p.settings);
   app.add_flag("--no-warmup", t.no_warmup, "Skip the untimed warmup decode");
   app.add_option("-o,--output", t.output, "Output format: md, json, jsonl, csv (default md)");
 }
@@ -64,8 +59,6 @@ Status resolve_batched_params(const BatchedFlagText& t, BatchedParams& p) {
   auto output = parse_output(t.output);
   if (!output) return output.error();
   p.output = *output;
-  p.context.n_ctx = static_cast<uint32_t>(t.n_ctx);
-  p.use_mmap = !t.no_mmap;
   p.warmup = !t.no_warmup;
   return {};
 }
@@ -84,6 +77,10 @@ const char* batched_output_name(BatchedOutput output) {
   return "csv";
 }
 
-std::span<const FlagAlias> batched_flag_aliases() { return kAliases; }
+std::vector<FlagAlias> batched_flag_aliases() {
+  std::vector<FlagAlias> aliases = setting_flag_aliases(Command::batched_bench);
+  aliases.insert(aliases.end(), kListAliases.begin(), kListAliases.end());
+  return aliases;
+}
 
 }  // namespace infertune

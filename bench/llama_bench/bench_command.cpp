@@ -74,6 +74,7 @@ void add_bench_command(Subcommands& commands) {
                                "every combination of the given parameter lists",
                                [text] { return run_bench(*text); });
   add_bench_flags(*app, *text);
+  commands.add_aliases(kCommand, bench_flag_aliases());
 }
 
 }  // namespace infertune

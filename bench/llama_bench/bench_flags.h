@@ -1,29 +1,24 @@
 #pragma once
-// The flags of `infertune bench`, with llama-bench's names and defaults. Test parameters take comma lists
-// and ranges (value_lists.h) and may be repeated; CLI11 collects their text and resolve_bench_params
-// turns it into a checked BenchParams (errors name the flag).
-//
-// llama-bench's multi-letter short flags reach CLI11 as their long forms: pass the command line through
-// rewrite_flag_aliases(args, bench_flag_aliases()) first (engine/cli/flag_aliases.h).
+// The flags of `infertune bench`, with llama-bench's names and defaults: the workload lists (-p, -n, -pg, -d),
+// the engine settings bench takes (generated from engine/settings/settings_table.h: comma lists and ranges
+// where llama-bench takes lists, value_lists.h), and the run's own flags. CLI11 collects the text and
+// resolve_bench_params turns it into a checked BenchParams (errors name the flag).
 #include <CLI/CLI.hpp>
 
-#include <span>
 #include <string>
 #include <vector>
 
 #include "bench/llama_bench/bench_params.h"
 #include "engine/cli/flag_aliases.h"
-#include "engine/threading/placement_flags.h"
+#include "engine/settings/setting_flags.h"
 #include "kernels/result.h"
 
 namespace infertune {
 
 // Every occurrence of every flag, as given.
 struct BenchFlagText {
-  std::vector<std::string> models, n_prompt, n_gen, n_pg, n_depth, n_batch, n_ubatch, type_k, type_v, n_threads,
-      cpu_mask, cpu_strict, poll, n_gpu_layers, flash_attn, use_mmap;
-  std::string numa;
-  int priority = 0;
+  std::vector<std::string> models, n_prompt, n_gen, n_pg, n_depth;
+  SettingText settings;
   int repetitions = 5;
   int delay_seconds = 0;
   bool no_warmup = false;
@@ -36,10 +31,11 @@ struct BenchFlagText {
 void add_bench_flags(CLI::App& command, BenchFlagText& text);
 
 // Every list element is range-checked (the error names the flag, the value and the range), and every -C mask
-// against `machine` (the live one: engine/threading/placement_flags.h).
+// against `machine` (the live one: engine/settings/setting_flags.h).
 Result<BenchParams> resolve_bench_params(const BenchFlagText& text, const MachineCpus& machine = this_machine_cpus);
 
-// -pg, -ub, -ngl, -ctk, -ctv, -fa, -mmp -> their long forms.
-std::span<const FlagAlias> bench_flag_aliases();
+// The multi-letter short flags bench takes (-pg, and the settings' -ngl, -ub, -ctk, -ctv, -fa, -mmp) -> their
+// long forms; a command that registers the bench flags registers these with Subcommands::add_aliases.
+std::vector<FlagAlias> bench_flag_aliases();
 
 }  // namespace infertune

@@ -1,6 +1,12 @@
 #include "bench/llama_bench/bench_params.h"
 
+#include "engine/settings/settings_table.h"
+
 namespace infertune {
+
+BenchParams::BenchParams() {
+  for (const Setting* s : settings_of(Command::bench)) settings[std::string(s->key)] = {std::string(s->default_value)};
+}
 
 const char* output_format_name(OutputFormat format) {
   switch (format) {
@@ -18,16 +24,16 @@ const char* output_format_name(OutputFormat format) {
   return "md";
 }
 
-const char* flash_attn_name(FlashAttn mode) {
+int llama_flash_attn_number(FlashAttention mode) {
   switch (mode) {
-    case FlashAttn::on:
-      return "on";
-    case FlashAttn::off:
-      return "off";
-    case FlashAttn::autodetect:
+    case FlashAttention::On:
+      return 1;
+    case FlashAttention::Off:
+      return 0;
+    case FlashAttention::Auto:
       break;
   }
-  return "auto";
+  return -1;
 }
 
 }  // namespace infertune

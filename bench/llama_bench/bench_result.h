@@ -17,8 +17,6 @@ struct RunInfo {
   std::string cpu_info;  // CPU model name
   std::string gpu_info;  // GPU names, ", "-separated; empty without one
   std::string backends;  // "CPU"
-  NumaMode numa = NumaMode::none;
-  int priority = 0;
   std::optional<double> read_bandwidth_gbps;  // the host probe's all-core read bandwidth; absent: no probe
 };
 

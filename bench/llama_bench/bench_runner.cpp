@@ -23,13 +23,13 @@ namespace {
 Status reset_to_depth(Context& ctx, const BenchTest& test, bool first, RandomTokens& tokens) {
   if (!first) return ctx.kv_cache().seq_rm(0, test.n_depth, -1);
   ctx.clear();
-  return eval_prompt(ctx, test.n_depth, test.n_batch, tokens);
+  return eval_prompt(ctx, test.n_depth, test.n_batch(), tokens);
 }
 
 // llama-bench's warmup: the prompt once, one generated token.
 Status warm_up(Context& ctx, const BenchTest& test, RandomTokens& tokens) {
   if (test.n_prompt > 0) {
-    if (Status s = eval_prompt(ctx, test.n_prompt, test.n_batch, tokens); !s) return s;
+    if (Status s = eval_prompt(ctx, test.n_prompt, test.n_batch(), tokens); !s) return s;
   }
   if (test.n_gen > 0) return eval_gen(ctx, 1, tokens);
   return {};
@@ -39,7 +39,7 @@ Status warm_up(Context& ctx, const BenchTest& test, RandomTokens& tokens) {
 Result<uint64_t> time_repetition(Context& ctx, const BenchTest& test, bool first, RandomTokens& tokens) {
   if (Status s = reset_to_depth(ctx, test, first, tokens); !s) return s.error();
   const auto start = std::chrono::steady_clock::now();
-  if (Status s = eval_prompt(ctx, test.n_prompt, test.n_batch, tokens); !s) return s.error();
+  if (Status s = eval_prompt(ctx, test.n_prompt, test.n_batch(), tokens); !s) return s.error();
   if (Status s = eval_gen(ctx, test.n_gen, tokens); !s) return s.error();
   const auto elapsed = std::chrono::steady_clock::now() - start;
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count());
@@ -63,18 +63,6 @@ std::string gemm_text(const ModelFacts& facts, const std::vector<GemmShapeRuns>&
   return text.empty() ? "own" : text;
 }
 
-PlacementOptions placement_for(const BenchTest& test, const BenchParams& params) {
-  PlacementOptions options;
-  options.threads = test.n_threads > 0 ? test.n_threads : kAutoThreads;
-  options.threads_batch = options.threads;  // llama-bench uses -t for prompts too
-  options.cpu_mask = test.cpu_mask;
-  options.cpu_strict = test.cpu_strict;
-  options.numa = params.numa;
-  options.priority = params.priority;
-  options.poll = test.poll;
-  return options;
-}
-
 }  // namespace
 
 Status BenchRunner::ensure_model(const BenchTest& test, size_t index) {
@@ -86,7 +74,7 @@ Status BenchRunner::ensure_model(const BenchTest& test, size_t index) {
   loaded_for_ = test;
   load_error_.clear();
   progress_.step(index, test_name(test), "loading " + test.model);
-  auto model = Model::load(test.model, {.use_mmap = test.use_mmap});
+  auto model = Model::load(test.model, {.use_mmap = test.settings.use_mmap});
   if (!model) {
     load_error_ = "cannot load the model: " + model.error().message;
     return fail("{}", load_error_);
@@ -104,13 +92,11 @@ Status BenchRunner::measure(const BenchTest& test, size_t index, BenchResult& re
   result.model = facts_;
   if (Status s = check_context_fits(model_->config(), test); !s) return s;
 
-  auto placed = start_placed_pool(placement_for(test, params_));
+  auto placed = make_test_context(*model_, test);
   if (!placed) return placed.error();
-  for (const std::string& warning : (*placed)->warnings())
-    progress_.note(fmt::format("{}: warning: {}", name, warning));
-  result.threads_used = (*placed)->plan.n_threads;
-  auto ctx = Context::create(*model_, context_params(test, (*placed)->plan, (*placed)->pool.get()));
-  if (!ctx) return ctx.error();
+  for (const std::string& warning : placed->warnings) progress_.note(fmt::format("{}: warning: {}", name, warning));
+  result.threads_used = placed->placed->plan.n_threads;
+  Context* ctx = placed->context.get();
 
   if (params_.delay_seconds > 0) {
     progress_.step(index, name, fmt::format("waiting {} s (--delay)", params_.delay_seconds));

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "bench/llama_bench/context_setup.h"
 #include "bench/llama_bench/printer.h"
 #include "bench/llama_bench/roofline.h"
+#include "engine/settings/settings_table.h"
 
 namespace infertune {
 namespace {
@@ -59,9 +59,16 @@ std::string params_text(uint64_t n) {
   return fmt::format("{:.2f} B", double(n) / 1e9);
 }
 
-template <class T>
-bool differs(const std::vector<T>& given, const std::vector<T>& defaults) {
-  return given.size() > 1 || given != defaults;
+struct ColumnHead {
+  const char* name;
+  int width;
+};
+
+// A column for setting `key` when it was given more than one value or one other than its default.
+void add_setting_column(const BenchParams& params, const char* key, ColumnHead head, std::vector<Column>& columns) {
+  const std::vector<std::string>& given = params.values(key);
+  if (given.size() == 1 && given.front() == find_setting(key)->default_value) return;
+  columns.push_back({head.name, head.width, [key](const BenchResult& r) { return r.test.value(key); }});
 }
 
 class MarkdownPrinter : public ResultPrinter {
@@ -91,47 +98,27 @@ class MarkdownPrinter : public ResultPrinter {
 
  private:
   std::vector<Column> choose_columns(const BenchParams& p) const {
-    const BenchParams d;  // the defaults
     const RunInfo& run = run_;
     std::vector<Column> c;
     c.push_back({"model", -30, [](const BenchResult& r) { return r.model ? r.model->type : r.test.model; }});
     c.push_back({"size", 10, [](const BenchResult& r) { return r.model ? size_text(r.model->size_bytes) : ""; }});
     c.push_back({"params", 10, [](const BenchResult& r) { return r.model ? params_text(r.model->n_params) : ""; }});
     c.push_back({"backend", -10, [&run](const BenchResult&) { return run.backends; }});
-    if (differs(p.n_gpu_layers, d.n_gpu_layers)) {
-      c.push_back({"ngl", 3, [](const BenchResult& r) { return std::to_string(r.test.n_gpu_layers); }});
-    }
+    add_setting_column(p, "n_gpu_layers", {"ngl", 3}, c);
     c.push_back({"threads", 7, [](const BenchResult& r) {
                    if (r.threads_used > 0) return std::to_string(r.threads_used);
-                   return r.test.n_threads > 0 ? std::to_string(r.test.n_threads) : std::string();
+                   return r.test.settings.placement.threads > 0 ? std::to_string(r.test.settings.placement.threads)
+                                                                 : std::string();
                  }});
-    if (differs(p.cpu_mask, d.cpu_mask)) {
-      c.push_back(
-          {"cpu_mask", -10, [](const BenchResult& r) { return r.test.cpu_mask.empty() ? "0x0" : r.test.cpu_mask; }});
-    }
-    if (differs(p.cpu_strict, d.cpu_strict)) {
-      c.push_back({"cpu_strict", 10, [](const BenchResult& r) { return std::string(r.test.cpu_strict ? "1" : "0"); }});
-    }
-    if (differs(p.poll, d.poll))
-      c.push_back({"poll", 10, [](const BenchResult& r) { return std::to_string(r.test.poll); }});
-    if (differs(p.n_batch, d.n_batch)) {
-      c.push_back({"n_batch", 7, [](const BenchResult& r) { return std::to_string(r.test.n_batch); }});
-    }
-    if (differs(p.n_ubatch, d.n_ubatch)) {
-      c.push_back({"n_ubatch", 8, [](const BenchResult& r) { return std::to_string(r.test.n_ubatch); }});
-    }
-    if (!p.type_k.empty() && differs(p.type_k, {default_kv_type()})) {
-      c.push_back({"type_k", 6, [](const BenchResult& r) { return r.test.type_k; }});
-    }
-    if (!p.type_v.empty() && differs(p.type_v, {default_kv_type()})) {
-      c.push_back({"type_v", 6, [](const BenchResult& r) { return r.test.type_v; }});
-    }
-    if (differs(p.flash_attn, d.flash_attn)) {
-      c.push_back({"fa", 4, [](const BenchResult& r) { return std::string(flash_attn_name(r.test.flash_attn)); }});
-    }
-    if (differs(p.use_mmap, d.use_mmap)) {
-      c.push_back({"mmap", 4, [](const BenchResult& r) { return std::string(r.test.use_mmap ? "1" : "0"); }});
-    }
+    add_setting_column(p, "cpu_mask", {"cpu_mask", -10}, c);
+    add_setting_column(p, "cpu_strict", {"cpu_strict", 10}, c);
+    add_setting_column(p, "poll", {"poll", 10}, c);
+    add_setting_column(p, "batch_size", {"n_batch", 7}, c);
+    add_setting_column(p, "ubatch_size", {"n_ubatch", 8}, c);
+    add_setting_column(p, "cache_type_k", {"type_k", 6}, c);
+    add_setting_column(p, "cache_type_v", {"type_v", 6}, c);
+    add_setting_column(p, "flash_attn", {"fa", 4}, c);
+    add_setting_column(p, "mmap", {"mmap", 4}, c);
     c.push_back({"kernel", -10, [](const BenchResult& r) { return r.model ? r.model->kernel : ""; }});
     c.push_back({"gemm", -23, [](const BenchResult& r) { return r.gemm.empty() ? std::string("-") : r.gemm; }});
     c.push_back({"test", 15, [](const BenchResult& r) { return test_name(r.test); }});

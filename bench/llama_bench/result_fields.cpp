@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "bench/llama_bench/roofline.h"
 
 namespace infertune {
@@ -35,19 +37,20 @@ struct Row {
     f.push_back({"model_type", K::text, r.model ? FieldValue(r.model->type) : FieldValue()});
     f.push_back({"model_size", K::integer, model_value([](const ModelFacts& m) { return int64_t(m.size_bytes); })});
     f.push_back({"model_n_params", K::integer, model_value([](const ModelFacts& m) { return int64_t(m.n_params); })});
-    f.push_back({"n_batch", K::integer, int64_t(t.n_batch)});
-    f.push_back({"n_ubatch", K::integer, int64_t(t.n_ubatch)});
-    f.push_back({"n_threads", K::integer, int64_t(t.n_threads)});
-    f.push_back({"cpu_mask", K::text, t.cpu_mask.empty() ? std::string("0x0") : t.cpu_mask});
-    f.push_back({"cpu_strict", K::boolean, t.cpu_strict});
-    f.push_back({"poll", K::integer, int64_t(t.poll)});
-    f.push_back({"type_k", K::text, t.type_k});
-    f.push_back({"type_v", K::text, t.type_v});
-    f.push_back({"n_gpu_layers", K::integer, int64_t(t.n_gpu_layers)});
-    f.push_back({"flash_attn", K::integer, int64_t(static_cast<int>(t.flash_attn))});
-    f.push_back({"use_mmap", K::boolean, t.use_mmap});
-    f.push_back({"numa", K::text, std::string(numa_mode_name(run.numa))});
-    f.push_back({"prio", K::integer, int64_t(run.priority)});
+    const EngineSettings& e = t.settings;
+    f.push_back({"n_batch", K::integer, int64_t(e.context.n_batch)});
+    f.push_back({"n_ubatch", K::integer, int64_t(e.context.n_ubatch)});
+    f.push_back({"n_threads", K::integer, int64_t(std::max(e.placement.threads, 0))});
+    f.push_back({"cpu_mask", K::text, t.value("cpu_mask")});
+    f.push_back({"cpu_strict", K::boolean, e.placement.cpu_strict});
+    f.push_back({"poll", K::integer, int64_t(e.placement.poll)});
+    f.push_back({"type_k", K::text, t.value("cache_type_k")});
+    f.push_back({"type_v", K::text, t.value("cache_type_v")});
+    f.push_back({"n_gpu_layers", K::integer, int64_t(e.n_gpu_layers)});
+    f.push_back({"flash_attn", K::integer, int64_t(llama_flash_attn_number(e.context.flash_attn))});
+    f.push_back({"use_mmap", K::boolean, e.use_mmap});
+    f.push_back({"numa", K::text, t.value("numa")});
+    f.push_back({"prio", K::integer, int64_t(e.placement.priority)});
     f.push_back({"n_prompt", K::integer, int64_t(t.n_prompt)});
     f.push_back({"n_gen", K::integer, int64_t(t.n_gen)});
     f.push_back({"n_depth", K::integer, int64_t(t.n_depth)});

@@ -3,7 +3,7 @@
 namespace infertune {
 
 double weight_ops_per_run(const ModelFacts& model, const BenchTest& test) {
-  const double prompt_pieces = test.n_prompt > 0 ? (test.n_prompt + test.n_batch - 1) / test.n_batch : 0;
+  const double prompt_pieces = test.n_prompt > 0 ? (test.n_prompt + test.n_batch() - 1) / test.n_batch() : 0;
   const double tokens = test.n_prompt + test.n_gen;
   return 2.0 * (double(model.layer_weight_elements) * tokens +
                 double(model.output_weight_elements) * (prompt_pieces + test.n_gen));

@@ -13,8 +13,6 @@ RunInfo gather_run_info(const BenchParams& params, BenchProgress& progress) {
   run.cpu_info = cpu_features().model_name;
   for (const CudaDevice& gpu : cuda_devices()) run.gpu_info += (run.gpu_info.empty() ? "" : ", ") + gpu.name;
   run.backends = "CPU";  // the forward pass has no other backend yet (context_setup.h rejects -ngl > 0)
-  run.numa = params.numa;
-  run.priority = params.priority;
   if (params.probe) {
     auto loaded = load_or_measure_host_probe_default(false);
     if (!loaded) {

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
-#include "bench/llama_bench/context_setup.h"
+#include <algorithm>
+#include <array>
+
+#include "engine/settings/settings_table.h"
 
 namespace infertune {
 namespace {
@@ -30,10 +33,50 @@ void add_shapes(const BenchParams& params, const BenchTest& config, std::vector<
   }
 }
 
+// llama-bench's loop order, outermost first; "depth" is the -d list, the rest are setting keys.
+constexpr std::array<std::string_view, 12> kLlamaBenchOrder{
+    "n_gpu_layers", "mmap",    "batch_size", "ubatch_size", "cache_type_k", "cache_type_v",
+    "flash_attn",   "threads", "cpu_mask",   "cpu_strict",  "depth",        "poll"};
+
+// The loops of the matrix: llama-bench's, then the settings bench takes that llama-bench does not loop over.
+std::vector<std::string_view> bench_axes(const BenchParams& params) {
+  std::vector<std::string_view> axes(kLlamaBenchOrder.begin(), kLlamaBenchOrder.end());
+  for (const auto& [key, values] : params.settings) {
+    if (std::ranges::find(axes, key) == axes.end()) axes.push_back(find_setting(key)->key);
+  }
+  return axes;
+}
+
+// One loop of the product per axis; the innermost adds the tests of each shape.
+void expand_axes(const BenchParams& params, const std::vector<std::string_view>& axes, size_t axis,
+                 const BenchTest& config, std::vector<BenchTest>& out) {
+  if (axis == axes.size()) {
+    add_shapes(params, config, out);
+    return;
+  }
+  if (axes[axis] == "depth") {
+    for (int depth : params.n_depth) {
+      BenchTest next = config;
+      next.n_depth = depth;
+      expand_axes(params, axes, axis + 1, next, out);
+    }
+    return;
+  }
+  const Setting& setting = *find_setting(axes[axis]);
+  for (const std::string& value : params.values(std::string(setting.key))) {
+    BenchTest next = config;
+    setting.apply(value, next.settings);
+    expand_axes(params, axes, axis + 1, next, out);
+  }
+}
+
 }  // namespace
 
+std::string BenchTest::value(std::string_view key) const { return find_setting(key)->read(settings); }
+
 bool BenchTest::same_model_load(const BenchTest& other) const {
-  return model == other.model && n_gpu_layers == other.n_gpu_layers && use_mmap == other.use_mmap;
+  return model == other.model && settings.n_gpu_layers == other.settings.n_gpu_layers &&
+         settings.use_mmap == other.settings.use_mmap;
 }
 
 std::string test_name(const BenchTest& test) {
@@ -51,40 +94,11 @@ std::string test_name(const BenchTest& test) {
 
 std::vector<BenchTest> expand_tests(const BenchParams& params) {
   std::vector<BenchTest> tests;
-  const std::vector<std::string> default_kv{default_kv_type()};
-  const std::vector<std::string>& types_k = params.type_k.empty() ? default_kv : params.type_k;
-  const std::vector<std::string>& types_v = params.type_v.empty() ? default_kv : params.type_v;
-  BenchTest c;
-  // clang-format off
-  for (const std::string& model : params.models)
-  for (int ngl : params.n_gpu_layers)
-  for (bool mmap : params.use_mmap)
-  for (int nb : params.n_batch)
-  for (int nub : params.n_ubatch)
-  for (const std::string& tk : types_k)
-  for (const std::string& tv : types_v)
-  for (FlashAttn fa : params.flash_attn)
-  for (int nt : params.n_threads)
-  for (const std::string& mask : params.cpu_mask)
-  for (bool strict : params.cpu_strict)
-  for (int depth : params.n_depth)
-  for (int poll : params.poll) {
-                            // clang-format on
-                            c.model = model;
-                            c.n_gpu_layers = ngl;
-                            c.use_mmap = mmap;
-                            c.n_batch = nb;
-                            c.n_ubatch = nub;
-                            c.type_k = tk;
-                            c.type_v = tv;
-                            c.flash_attn = fa;
-                            c.n_threads = nt;
-                            c.cpu_mask = mask;
-                            c.cpu_strict = strict;
-                            c.n_depth = depth;
-                            c.poll = poll;
-                            add_shapes(params, c, tests);
-                          }
+  for (const std::string& model : params.models) {
+    BenchTest config;
+    config.model = model;
+    expand_axes(params, bench_axes(params), 0, config, tests);
+  }
   return tests;
 }
 

@@ -40,10 +40,10 @@ std::string cpu_list(hwloc_const_bitmap_t set) {
 }
 
 // Groups the instances of each cache level by size; levels the host lacks are left out.
-std::vector<CacheInfo> read_caches(hwloc_topology_t topology) {
+std::vector<HostCache> read_caches(hwloc_topology_t topology) {
   const std::pair<hwloc_obj_type_t, const char*> levels[] = {
       {HWLOC_OBJ_L1CACHE, "L1d"}, {HWLOC_OBJ_L2CACHE, "L2"}, {HWLOC_OBJ_L3CACHE, "L3"}, {HWLOC_OBJ_L4CACHE, "L4"}};
-  std::vector<CacheInfo> caches;
+  std::vector<HostCache> caches;
   for (const auto& [type, name] : levels) {
     const size_t first_of_level = caches.size();
     for (unsigned i = 0; i < count_of(topology, type); ++i) {
@@ -64,8 +64,8 @@ std::vector<CacheInfo> read_caches(hwloc_topology_t topology) {
   return caches;
 }
 
-std::vector<NumaNodeInfo> read_numa_nodes(hwloc_topology_t topology) {
-  std::vector<NumaNodeInfo> nodes;
+std::vector<HostNumaNode> read_numa_nodes(hwloc_topology_t topology) {
+  std::vector<HostNumaNode> nodes;
   for (unsigned i = 0; i < count_of(topology, HWLOC_OBJ_NUMANODE); ++i) {
     const hwloc_obj_t obj = hwloc_get_obj_by_type(topology, HWLOC_OBJ_NUMANODE, i);
     nodes.push_back({obj->os_index, obj->attr->numanode.local_memory, cpu_list(obj->cpuset)});

@@ -10,18 +10,18 @@
 namespace infertune {
 
 // One kind of cache: every instance of `level` with the same size (hybrid CPUs have two L2 kinds).
-struct CacheInfo {
+struct HostCache {
   std::string level;        // "L1d", "L2", "L3", "L4"
   uint64_t size_bytes = 0;  // of one instance
   unsigned count = 0;       // instances
-  bool operator==(const CacheInfo&) const = default;
+  bool operator==(const HostCache&) const = default;
 };
 
-struct NumaNodeInfo {
+struct HostNumaNode {
   unsigned os_index = 0;
   uint64_t memory_bytes = 0;  // local memory the OS reports for the node
   std::string cpus;           // OS CPU numbers as a list, "0-15,32-47"
-  bool operator==(const NumaNodeInfo&) const = default;
+  bool operator==(const HostNumaNode&) const = default;
 };
 
 struct OsInfo {
@@ -48,8 +48,8 @@ struct HostInfo {
   unsigned packages = 0;
   unsigned physical_cores = 0;    // that this process may run on
   unsigned hardware_threads = 0;  // ditto
-  std::vector<CacheInfo> caches;  // L1d first, then by level
-  std::vector<NumaNodeInfo> numa_nodes;
+  std::vector<HostCache> caches;  // L1d first, then by level
+  std::vector<HostNumaNode> numa_nodes;
   uint64_t memory_bytes = 0;  // total RAM (sysconf), which may exceed the NUMA nodes' sum in a VM
   OsInfo os;
   std::vector<GpuInfo> gpus;

@@ -63,13 +63,13 @@ HostInfo read_host(JsonFields fields) {
   cpu.get("physical_cores", h.physical_cores);
   cpu.get("hardware_threads", h.hardware_threads);
   for (JsonFields c : fields.objects("caches")) {
-    CacheInfo& cache = h.caches.emplace_back();
+    HostCache& cache = h.caches.emplace_back();
     c.get("level", cache.level);
     c.get("size_bytes", cache.size_bytes);
     c.get("count", cache.count);
   }
   for (JsonFields n : fields.objects("numa_nodes")) {
-    NumaNodeInfo& node = h.numa_nodes.emplace_back();
+    HostNumaNode& node = h.numa_nodes.emplace_back();
     n.get("os_index", node.os_index);
     n.get("memory_bytes", node.memory_bytes);
     n.get("cpus", node.cpus);

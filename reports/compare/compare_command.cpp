@@ -272,6 +272,7 @@ void add_compare_command(Subcommands& commands) {
   // Unknown arguments reach run_compare, which refuses them with exit status 4 (not CLI11's own status).
   app->allow_extras();
   add_bench_pass_through(*app, *f);  // first: it replaces bench's -o and --output by compare's
+  commands.add_aliases(kCommand, bench_flag_aliases());
   app->add_option("stores", f->sides, "BASELINE CANDIDATE: results stores, each FILE (its latest sweep) or FILE:SWEEP")
       ->expected(0, 2);
   app->add_option("--metric", f->metrics,

@@ -7,8 +7,6 @@
 
 #include "bench/batched_bench/batched_matrix.h"
 #include "bench/batched_bench/batched_params.h"
-#include "engine/context/context_flags.h"
-#include "engine/threading/placement_flags.h"
 
 namespace infertune {
 namespace {
@@ -19,8 +17,6 @@ Result<BatchedParams> parse(std::vector<std::string> args) {
   BatchedFlagText text;
   BatchedParams params;
   add_batched_flags(app, text, params);
-  rewrite_flag_aliases(args, placement_flag_aliases());
-  rewrite_flag_aliases(args, context_flag_aliases());
   rewrite_flag_aliases(args, batched_flag_aliases());
   std::reverse(args.begin(), args.end());
   try {
@@ -39,9 +35,9 @@ TEST(BatchedBenchMatrix, DefaultsAreLlamaBatchedBenchs) {
   EXPECT_EQ(p->n_tg, (std::vector<int>{128, 256}));
   EXPECT_EQ(p->n_pl, (std::vector<int>{1, 2, 4, 8, 16, 32}));
   EXPECT_FALSE(p->shared_prompt);
-  EXPECT_EQ(p->context.n_ctx, 0u);
-  EXPECT_EQ(p->context.type_k, GgmlType::F16);
-  EXPECT_EQ(p->context.type_v, GgmlType::F16);
+  EXPECT_EQ(p->settings.context.n_ctx, 0u);
+  EXPECT_EQ(p->settings.context.type_k, GgmlType::F16);
+  EXPECT_EQ(p->settings.context.type_v, GgmlType::F16);
   EXPECT_EQ(p->output, BatchedOutput::markdown);
   EXPECT_EQ(expand_cases(*p).size(), 3u * 2u * 6u);
 }
@@ -80,15 +76,15 @@ TEST(BatchedBenchMatrix, ContextAndPlacementFlags) {
   auto p = parse({"-m",  "x.gguf", "-c", "2048", "-b", "256", "-ub", "64",     "-ctk", "q8_0", "-ctv",
                   "f32", "-fa",    "on", "-t",   "3",  "-tb", "5",   "--poll", "0",    "-o",   "jsonl"});
   ASSERT_TRUE(p) << p.error().message;
-  EXPECT_EQ(p->context.n_ctx, 2048u);
-  EXPECT_EQ(p->context.n_batch, 256u);
-  EXPECT_EQ(p->context.n_ubatch, 64u);
-  EXPECT_EQ(p->context.type_k, GgmlType::Q8_0);
-  EXPECT_EQ(p->context.type_v, GgmlType::F32);
-  EXPECT_EQ(p->context.flash_attn, FlashAttention::On);
-  EXPECT_EQ(p->placement.threads, 3);
-  EXPECT_EQ(p->placement.threads_batch, 5);
-  EXPECT_EQ(p->placement.poll, 0);
+  EXPECT_EQ(p->settings.context.n_ctx, 2048u);
+  EXPECT_EQ(p->settings.context.n_batch, 256u);
+  EXPECT_EQ(p->settings.context.n_ubatch, 64u);
+  EXPECT_EQ(p->settings.context.type_k, GgmlType::Q8_0);
+  EXPECT_EQ(p->settings.context.type_v, GgmlType::F32);
+  EXPECT_EQ(p->settings.context.flash_attn, FlashAttention::On);
+  EXPECT_EQ(p->settings.placement.threads, 3);
+  EXPECT_EQ(p->settings.placement.threads_batch, 5);
+  EXPECT_EQ(p->settings.placement.poll, 0);
   EXPECT_EQ(p->output, BatchedOutput::jsonl);
 }
 

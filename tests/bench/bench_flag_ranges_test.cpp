@@ -35,8 +35,8 @@ void expect_refused(const BadList& c) {
 
 TEST(BenchFlagRanges, ListElementsOutOfRangeAreRefused) {
   const std::vector<BadList> cases = {
-      {"bench", "-t 0,-3", "-t: -3 is out of range; allowed: 0..1024 (0 = the number of physical cores)"},
-      {"bench", "-t 1-4,2000", "-t: 2000 is out of range; allowed: 0..1024"},
+      {"bench", "-t 0,-3", "-t: -3 is out of range; allowed: -1 (auto), 0 (auto) or 1..1024"},
+      {"bench", "-t 1-4,2000", "-t: 2000 is out of range; allowed: -1 (auto), 0 (auto) or 1..1024"},
       {"bench", "-p -5", "-p: -5 is out of range; allowed: 0..16777216 (0 = no pp test)"},
       {"bench", "-n 16,-1", "-n: -1 is out of range; allowed: 0..16777216 (0 = no tg test)"},
       {"bench", "-b 0-8*2", "-b: the range '0-8*2' never advances"},
@@ -44,13 +44,13 @@ TEST(BenchFlagRanges, ListElementsOutOfRangeAreRefused) {
       {"bench", "-ub -1", "-ub: -1 is out of range; allowed: 1..16777216"},
       {"bench", "-ngl -2", "-ngl: -2 is out of range; allowed: -1..100000"},
       {"bench", "--poll 50,101", "--poll: 101 is out of range; allowed: 0..100"},
-      {"bench", "-C 0x1,65000-65535", "-C: -C/--cpu-mask '65000-65535': CPUs 65000-65535 are not on this machine"},
+      {"bench", "-C 0x1,65000-65535", "-C: '65000-65535': CPUs 65000-65535 are not on this machine"},
       {"bench", "-r 0", "--repetitions: 0 is out of range; allowed: 1..100000"},
       {"batched-bench", "-npl 1,0", "-npl: 0 is out of range; allowed: 1..256"},
       {"batched-bench", "-npp -128", "-npp: -128 is out of range; allowed: 1..16777216"},
       {"batched-bench", "-ntg -1", "-ntg: -1 is out of range; allowed: 0..16777216"},
       {"batched-bench", "-c -1", "--ctx-size: -1 is out of range"},
-      {"batched-bench", "-t 0", "--threads: 0 is out of range"},
+      {"batched-bench", "-t -3", "--threads: -3 is out of range"},
       {"batched-bench", "-C 65000-65535", "CPUs 65000-65535 are not on this machine"},
   };
   for (const BadList& c : cases) expect_refused(c);
@@ -81,15 +81,15 @@ TEST(BenchFlagRanges, UnboundedListParserNamesTheLowerBound) {
 TEST(BenchFlagRanges, CpuMasksAreCheckedAgainstTheMachineGiven) {
   BenchFlagText text;
   text.models = {"x.gguf"};
-  text.cpu_mask = {"0x0,0x3,2-3"};
+  text.settings.occurrences["cpu_mask"] = {"0x0,0x3,2-3"};
   const MachineCpus four = [] { return Result<CpuSet>(CpuSet::range(0, 3)); };
   const MachineCpus two = [] { return Result<CpuSet>(CpuSet::range(0, 1)); };
   auto fits = resolve_bench_params(text, four);
   ASSERT_TRUE(fits) << fits.error().message;
-  EXPECT_EQ(fits->cpu_mask, std::vector<std::string>({"", "0x3", "2-3"}));
+  EXPECT_EQ(fits->values("cpu_mask"), std::vector<std::string>({"0x0", "0x3", "2-3"}));
   auto refused = resolve_bench_params(text, two);
   ASSERT_FALSE(refused);
-  EXPECT_THAT(refused.error().message, HasSubstr("-C: -C/--cpu-mask '2-3': CPUs 2-3 are not on this machine"));
+  EXPECT_THAT(refused.error().message, HasSubstr("-C: '2-3': CPUs 2-3 are not on this machine"));
 }
 
 }  // namespace

@@ -12,6 +12,8 @@
 namespace infertune {
 namespace {
 
+using Values = std::vector<std::string>;
+
 // bench's flags parsed from a command line (aliases rewritten as the dispatcher does).
 Result<BenchParams> parse(std::vector<std::string> args) {
   CLI::App app;
@@ -45,12 +47,12 @@ TEST(BenchMatrix, TestNamesAreLlamaBenchs) {
 TEST(BenchMatrix, CartesianProductInLlamaBenchOrder) {
   BenchParams p;
   p.models = {"a.gguf", "b.gguf"};
-  p.n_threads = {1, 2};
+  p.settings["threads"] = {"1", "2"};
   p.n_depth = {0, 64};
   p.n_prompt = {16, 0, 32};  // a 0 adds no test
   p.n_gen = {4};
   p.n_pg = {{8, 2}, {0, 0}};
-  p.type_k = {"f16"};
+  p.settings["cache_type_k"] = {"f16"};
   const std::vector<BenchTest> tests = expand_tests(p);
 
   // Written out independently: model, then threads, then depth, then the shapes.
@@ -65,11 +67,11 @@ TEST(BenchMatrix, CartesianProductInLlamaBenchOrder) {
     }
   }
   std::vector<std::string> got;
-  for (const BenchTest& t : tests) got.push_back(t.model + " t" + std::to_string(t.n_threads) + " " + test_name(t));
+  for (const BenchTest& t : tests) got.push_back(t.model + " t" + t.value("threads") + " " + test_name(t));
   EXPECT_EQ(got, expected);
   for (const BenchTest& t : tests) {
-    EXPECT_EQ(t.type_k, "f16");
-    EXPECT_EQ(t.type_v, default_kv_type());  // not given: the default
+    EXPECT_EQ(t.value("cache_type_k"), "f16");
+    EXPECT_EQ(t.value("cache_type_v"), "f16");  // not given: llama-bench's default
   }
 }
 
@@ -78,17 +80,17 @@ TEST(BenchMatrix, ModelLoadParametersAreOuterLoops) {
   p.models = {"m.gguf"};
   p.n_prompt = {8};
   p.n_gen = {0};
-  p.use_mmap = {true, false};
-  p.n_batch = {64, 128};
-  p.n_gpu_layers = {0, 1};
+  p.settings["mmap"] = {"1", "0"};
+  p.settings["batch_size"] = {"64", "128"};
+  p.settings["n_gpu_layers"] = {"0", "1"};
   const std::vector<BenchTest> tests = expand_tests(p);
   ASSERT_EQ(tests.size(), 8u);
   const int expected[8][3] = {{0, 1, 64}, {0, 1, 128}, {0, 0, 64}, {0, 0, 128},
                               {1, 1, 64}, {1, 1, 128}, {1, 0, 64}, {1, 0, 128}};
   for (size_t i = 0; i < tests.size(); ++i) {
-    EXPECT_EQ(tests[i].n_gpu_layers, expected[i][0]) << i;
-    EXPECT_EQ(tests[i].use_mmap, expected[i][1] == 1) << i;
-    EXPECT_EQ(tests[i].n_batch, expected[i][2]) << i;
+    EXPECT_EQ(tests[i].settings.n_gpu_layers, expected[i][0]) << i;
+    EXPECT_EQ(tests[i].settings.use_mmap, expected[i][1] == 1) << i;
+    EXPECT_EQ(tests[i].n_batch(), expected[i][2]) << i;
   }
   EXPECT_TRUE(tests[0].same_model_load(tests[1]));
   EXPECT_FALSE(tests[1].same_model_load(tests[2]));  // -mmp changed
@@ -103,19 +105,22 @@ TEST(BenchMatrix, FlagDefaultsAreLlamaBenchs) {
   EXPECT_EQ(p->n_gen, std::vector<int>({128}));
   EXPECT_TRUE(p->n_pg.empty());
   EXPECT_EQ(p->n_depth, std::vector<int>({0}));
-  EXPECT_EQ(p->n_batch, std::vector<int>({2048}));
-  EXPECT_EQ(p->n_ubatch, std::vector<int>({512}));
+  EXPECT_EQ(p->values("batch_size"), Values({"2048"}));
+  EXPECT_EQ(p->values("ubatch_size"), Values({"512"}));
   EXPECT_EQ(p->repetitions, 5);
-  EXPECT_EQ(p->poll, std::vector<int>({50}));
-  EXPECT_EQ(p->flash_attn, std::vector<FlashAttn>({FlashAttn::autodetect}));
-  EXPECT_EQ(p->use_mmap, std::vector<bool>({true}));
+  EXPECT_EQ(p->values("poll"), Values({"50"}));
+  EXPECT_EQ(p->values("flash_attn"), Values({"auto"}));
+  EXPECT_EQ(p->values("mmap"), Values({"1"}));
+  EXPECT_EQ(p->values("threads"), Values({"0"}));  // the number of physical cores
   EXPECT_TRUE(p->warmup);
   EXPECT_EQ(p->output, OutputFormat::markdown);
   const std::vector<BenchTest> tests = expand_tests(*p);
   ASSERT_EQ(tests.size(), 2u);
   EXPECT_EQ(test_name(tests[0]), "pp512");
   EXPECT_EQ(test_name(tests[1]), "tg128");
-  EXPECT_EQ(tests[0].type_k, "f16");
+  EXPECT_EQ(tests[0].settings.context.type_k, GgmlType::F16);
+  EXPECT_EQ(tests[0].settings.placement.threads, kAutoThreads);
+  EXPECT_EQ(tests[0].settings.placement.threads_batch, kAutoThreads);  // -t runs prompts too, as llama-bench
 }
 
 TEST(BenchMatrix, EveryFlagWithLlamaBenchsSpelling) {
@@ -133,24 +138,35 @@ TEST(BenchMatrix, EveryFlagWithLlamaBenchsSpelling) {
   EXPECT_EQ(p->n_pg, (std::vector<std::pair<int, int>>{{512, 128}, {64, 8}}));
   EXPECT_EQ(p->n_depth, std::vector<int>({0, 512}));
   EXPECT_EQ(p->repetitions, 3);
-  EXPECT_EQ(p->n_threads, std::vector<int>({1, 2, 3, 4}));
-  EXPECT_EQ(p->n_batch, std::vector<int>({256}));
-  EXPECT_EQ(p->n_ubatch, std::vector<int>({64, 128}));
-  EXPECT_EQ(p->n_gpu_layers, std::vector<int>({0}));
-  EXPECT_EQ(p->type_k, std::vector<std::string>({"q8_0", "f32"}));
-  EXPECT_EQ(p->type_v, std::vector<std::string>({"q4_0"}));
-  EXPECT_EQ(p->flash_attn, std::vector<FlashAttn>({FlashAttn::on, FlashAttn::off, FlashAttn::autodetect}));
-  EXPECT_EQ(p->numa, NumaMode::distribute);
-  EXPECT_EQ(p->cpu_mask, std::vector<std::string>({"0x3", "0-1"}));
-  EXPECT_EQ(p->cpu_strict, std::vector<bool>({false, true}));
-  EXPECT_EQ(p->poll, std::vector<int>({0, 100}));
-  EXPECT_EQ(p->priority, 2);
+  EXPECT_EQ(p->values("threads"), Values({"1", "2", "3", "4"}));
+  EXPECT_EQ(p->values("batch_size"), Values({"256"}));
+  EXPECT_EQ(p->values("ubatch_size"), Values({"64", "128"}));
+  EXPECT_EQ(p->values("n_gpu_layers"), Values({"0"}));
+  EXPECT_EQ(p->values("cache_type_k"), Values({"q8_0", "f32"}));
+  EXPECT_EQ(p->values("cache_type_v"), Values({"q4_0"}));
+  EXPECT_EQ(p->values("flash_attn"), Values({"on", "off", "auto"}));
+  EXPECT_EQ(p->values("numa"), Values({"distribute"}));
+  EXPECT_EQ(p->values("cpu_mask"), Values({"0x3", "0-1"}));
+  EXPECT_EQ(p->values("cpu_strict"), Values({"0", "1"}));
+  EXPECT_EQ(p->values("poll"), Values({"0", "100"}));
+  EXPECT_EQ(p->values("prio"), Values({"2"}));
   EXPECT_EQ(p->delay_seconds, 1);
   EXPECT_FALSE(p->warmup);
-  EXPECT_EQ(p->use_mmap, std::vector<bool>({false}));
+  EXPECT_EQ(p->values("mmap"), Values({"0"}));
   EXPECT_EQ(p->output, OutputFormat::jsonl);
   // 3 models x 4 threads x 2 masks x 2 strict x 2 depths x 2 polls x 2 ub x 2 ctk x 3 fa, each 3 tg + 2 pg.
-  EXPECT_EQ(expand_tests(*p).size(), 3u * 4 * 2 * 2 * 2 * 2 * 2 * 2 * 3 * 5);
+  const std::vector<BenchTest> tests = expand_tests(*p);
+  EXPECT_EQ(tests.size(), 3u * 4 * 2 * 2 * 2 * 2 * 2 * 2 * 3 * 5);
+  EXPECT_EQ(tests.front().settings.placement.numa, NumaMode::distribute);
+  EXPECT_EQ(tests.front().settings.placement.priority, 2);
+  EXPECT_EQ(tests.front().settings.context.flash_attn, FlashAttention::On);
+}
+
+TEST(BenchMatrix, FlashAttentionTakesLlamaCppsSpellings) {
+  // bench took only on/off/auto/1/0/-1 while run also took true/false; both now take all of them.
+  auto p = parse({"-m", "x.gguf", "-fa", "true,false,1,0,-1"});
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_EQ(p->values("flash_attn"), Values({"on", "off", "on", "off", "auto"}));
 }
 
 TEST(BenchMatrix, BadFlagValuesNameTheFlag) {
@@ -159,6 +175,7 @@ TEST(BenchMatrix, BadFlagValuesNameTheFlag) {
       {{"--poll", "101"}, "--poll: "}, {{"-ctk", "q9_9"}, "-ctk: "}, {{"-fa", "maybe"}, "-fa: "},
       {{"-C", "zz"}, "-C: "},          {{"-o", "xml"}, "-o: "},      {{"--numa", "spread"}, "--numa: "},
       {{"-pg", "1"}, "-pg: "},         {{"-mmp", "2"}, "-mmp: "},    {{"-ngl", "-5"}, "-ngl: "},
+      {{"-ctv", "q5_1"}, "-ctv: "},    {{"--prio", "1,2"}, "--prio: "},
   };
   for (const auto& [flags, prefix] : cases) {
     std::vector<std::string> args = {"-m", "x.gguf"};
@@ -171,14 +188,12 @@ TEST(BenchMatrix, BadFlagValuesNameTheFlag) {
 
 TEST(BenchMatrix, UnsupportedCombinationsAreRejectedPerTest) {
   BenchTest t;
-  t.type_k = t.type_v = "f16";
   EXPECT_TRUE(check_engine_support(t));
-  t.n_gpu_layers = 1;
+  t.settings.n_gpu_layers = 1;
   EXPECT_NE(check_engine_support(t).error().message.find("-ngl 1"), std::string::npos);
-  t.n_gpu_layers = -1;  // llama.cpp's "as many as possible": none without a GPU
+  t.settings.n_gpu_layers = -1;  // llama.cpp's "as many as possible": none without a GPU
   EXPECT_TRUE(check_engine_support(t));
-  t.type_v = "q5_1";
-  EXPECT_NE(check_engine_support(t).error().message.find("-ctv q5_1"), std::string::npos);
+  // A KV type the engine lacks is refused with the flags, before any test (BadFlagValuesNameTheFlag).
 }
 
 TEST(BenchMatrix, AContextLargerThanMemoryIsAnError) {
@@ -187,14 +202,14 @@ TEST(BenchMatrix, AContextLargerThanMemoryIsAnError) {
   config.n_head_kv = 64;
   config.head_dim = config.head_dim_v = 256;
   BenchTest t;
-  t.type_k = t.type_v = "f32";
+  t.settings.context.type_k = t.settings.context.type_v = GgmlType::F32;
   t.n_prompt = 1 << 20;
   // 1000 layers x (64 x 256 x 4 bytes) x 2 x 1Mi cells = 125 TiB.
   EXPECT_EQ(kv_cache_bytes(config, t), 1000ull * 64 * 256 * 4 * 2 * (1 << 20));
   Status s = check_context_fits(config, t);
   ASSERT_FALSE(s);
   EXPECT_NE(s.error().message.find("KV cache of 1048576 positions"), std::string::npos) << s.error().message;
-  t.type_k = t.type_v = "q8_0";  // 34 bytes per 32 values
+  t.settings.context.type_k = t.settings.context.type_v = GgmlType::Q8_0;  // 34 bytes per 32 values
   EXPECT_EQ(kv_cache_bytes(config, t), 1000ull * (64 * 256 / 32 * 34) * 2 * (1 << 20));
   t.n_prompt = 1;
   config.n_layers = 1;

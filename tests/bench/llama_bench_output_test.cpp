@@ -34,9 +34,8 @@ BenchResult pp_row() {
   BenchResult r;
   r.test.model = "it's.gguf";  // a quote, for csv and sql escaping
   r.test.n_prompt = 128;
-  r.test.n_batch = 64;  // two prompt pieces
-  r.test.type_k = r.test.type_v = "f16";
-  r.test.n_threads = 2;
+  r.test.settings.context.n_batch = 64;  // two prompt pieces
+  r.test.settings.placement.threads = 2;
   r.model = facts();
   r.threads_used = 2;
   r.test_time = "2026-01-02T03:04:05Z";
@@ -59,7 +58,6 @@ BenchResult error_row() {
   BenchResult r;
   r.test.model = "missing.gguf";
   r.test.n_gen = 32;
-  r.test.type_k = r.test.type_v = "f16";
   r.test_time = "2026-01-02T03:04:06Z";
   r.error = "cannot load the model: missing.gguf: No such file | or directory";
   return r;
@@ -229,9 +227,9 @@ TEST(BenchOutput, MarkdownIsLlamaBenchsTableWithErrorRows) {
 
 TEST(BenchOutput, MarkdownShowsParametersThatWereVaried) {
   BenchParams params;
-  params.n_batch = {64, 128};
-  params.type_k = {"q8_0"};
-  params.n_gpu_layers = {0, 1};
+  params.settings["batch_size"] = {"64", "128"};
+  params.settings["cache_type_k"] = {"q8_0"};
+  params.settings["n_gpu_layers"] = {"0", "1"};
   const std::string header = lines_of(print(OutputFormat::markdown, {pp_row()}, params))[0];
   EXPECT_NE(header.find("| n_batch"), std::string::npos) << header;
   EXPECT_NE(header.find("| type_k"), std::string::npos) << header;

@@ -181,7 +181,7 @@ TEST_F(Topology, NumaNodesAgreeWithSysfs) {
   if (all_cpus_allowed) {
     EXPECT_EQ(host().numa_nodes.size(), nodes.size());
   }
-  for (const NumaNodeInfo& node : host().numa_nodes) {
+  for (const HostNumaNode& node : host().numa_nodes) {
     SCOPED_TRACE("node " + std::to_string(node.os_index));
     ASSERT_TRUE(nodes.count(node.os_index));
     // "Node 0 MemTotal:  13068008 kB"; hwloc counts huge-page pools separately, so a node with some has less.
@@ -223,7 +223,7 @@ TEST_F(Topology, CachesAgreeWithSysfs) {
   const auto expected = sysfs_caches(affinity());
   if (expected.empty()) GTEST_SKIP() << "sysfs describes no caches";
   std::map<std::pair<std::string, uint64_t>, unsigned> got;
-  for (const CacheInfo& c : host().caches) got[{c.level, c.size_bytes}] = c.count;
+  for (const HostCache& c : host().caches) got[{c.level, c.size_bytes}] = c.count;
   std::map<std::pair<std::string, uint64_t>, unsigned> want;
   for (const auto& [kind, instances] : expected) want[kind] = static_cast<unsigned>(instances.size());
   EXPECT_EQ(got, want);
@@ -234,7 +234,7 @@ TEST_F(Topology, CachesAgreeWithSysfs) {
 TEST_F(Topology, L1dAndL2AgreeWithSysconfWhenItKnows) {
   // glibc reads these from CPUID itself; a VM may report a different L3 there, so only L1d/L2 are compared.
   const long l1d = sysconf(_SC_LEVEL1_DCACHE_SIZE), l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-  for (const CacheInfo& c : host().caches) {
+  for (const HostCache& c : host().caches) {
     if (c.level == "L1d" && l1d > 0) {
       EXPECT_EQ(c.size_bytes, static_cast<uint64_t>(l1d));
     }

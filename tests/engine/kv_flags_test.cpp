@@ -1,8 +1,8 @@
-// The batch / KV cache / attention flags: llama.cpp's names (-b, -ub, -ctk, -ctv, -fa through the alias
-// rewrite) parse into ContextParams, absent flags keep the defaults, bad values are refused naming the
-// flag; and `infertune run` takes them end to end (a quantized cache and -fa off still generate the
-// same greedy tokens on the F32 fixture, as the F32 cache does).
-#include "engine/context/context_flags.h"
+// The batch / KV cache / attention settings of `run` (engine/settings): llama.cpp's names (-b, -ub, -ctk, -ctv,
+// -fa through the command's alias rewrite) parse into the context's settings, absent flags keep llama.cpp's
+// defaults (an f16 cache), bad values are refused naming the flag; and `infertune run` takes them end to end
+// (a quantized or f32 cache and -fa off still generate the same greedy tokens on the F32 fixture).
+#include "engine/settings/setting_flags.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -20,14 +20,16 @@ using ::testing::HasSubstr;
 
 std::string parse(ContextParams& params, std::vector<std::string> args) {
   CLI::App app("test");
-  add_context_flags(app, params);
-  rewrite_flag_aliases(args, context_flag_aliases());
+  EngineSettings settings;
+  add_setting_flags(app, Command::run, settings);
+  rewrite_flag_aliases(args, setting_flag_aliases(Command::run));
   std::reverse(args.begin(), args.end());
   try {
     app.parse(args);
   } catch (const CLI::ParseError& e) {
     return e.what();
   }
+  params = settings.context;
   return "";
 }
 
@@ -53,15 +55,15 @@ TEST(ContextFlags, AbsentFlagsKeepTheDefaults) {
   const ContextParams defaults;
   EXPECT_EQ(p.n_batch, defaults.n_batch);
   EXPECT_EQ(p.n_ubatch, defaults.n_ubatch);
-  EXPECT_EQ(p.type_k, GgmlType::F32);
-  EXPECT_EQ(p.type_v, GgmlType::F32);
+  EXPECT_EQ(p.type_k, GgmlType::F16);  // llama.cpp's default (run's was f32 before the settings table)
+  EXPECT_EQ(p.type_v, GgmlType::F16);
   EXPECT_EQ(p.flash_attn, FlashAttention::Auto);
 }
 
 TEST(ContextFlags, BadValuesNameTheFlag) {
   ContextParams p;
-  EXPECT_THAT(parse(p, {"-ctk", "q4_k"}), HasSubstr("'q4_k' is not one of f32, f16, bf16, q8_0, q4_0"));
-  EXPECT_THAT(parse(p, {"-fa", "sometimes"}), HasSubstr("-fa"));
+  EXPECT_THAT(parse(p, {"-ctk", "q4_k"}), HasSubstr("'q4_k' is not a KV cache type; allowed: f32, f16, bf16, q8_0, q4_0"));
+  EXPECT_THAT(parse(p, {"-fa", "sometimes"}), HasSubstr("--flash-attn: 'sometimes' is not on, off or auto"));
   EXPECT_THAT(parse(p, {"-b", "0"}), HasSubstr("batch-size"));
   EXPECT_THAT(parse(p, {"-ub", "x"}), HasSubstr("ubatch-size"));
 }
@@ -72,6 +74,7 @@ TEST(FlashAttentionMode, NamesRoundTrip) {
   }
   EXPECT_EQ(flash_attention_from_name("1"), FlashAttention::On);
   EXPECT_EQ(flash_attention_from_name("-1"), FlashAttention::Auto);
+  EXPECT_EQ(flash_attention_from_name("true"), FlashAttention::On);
   EXPECT_FALSE(flash_attention_from_name("yes").has_value());
 }
 
@@ -100,7 +103,7 @@ TEST(RunCommandKvFlags, QuantizedCacheAndEitherKernelGenerate) {
   ASSERT_EQ(base.exit_code, 0) << base.output;
   const std::string want = ids_line(base.output);
   ASSERT_FALSE(want.empty()) << base.output;
-  for (const char* flags : {"-fa off", "-fa on -ctk f16 -ctv f16", "-ctk q8_0 -ctv q8_0 -b 4 -ub 2"}) {
+  for (const char* flags : {"-fa off", "-fa on -ctk f32 -ctv f32", "-fa true -ctk f16", "-ctk q8_0 -ctv q8_0 -b 4 -ub 2"}) {
     const auto got = run(common + " " + flags);
     ASSERT_EQ(got.exit_code, 0) << flags << "\n" << got.output;
     EXPECT_EQ(ids_line(got.output), want) << flags;

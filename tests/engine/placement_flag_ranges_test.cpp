@@ -1,10 +1,12 @@
-// The range checks of -t, -tb and -C at parse time: -1 is the documented "auto", 0 and other negatives are
-// refused; a -C mask is refused when it names CPUs the machine lacks (the message names them) or none.
+// The range checks of -t, -tb and -C at parse time: -1 and 0 are "auto" (llama.cpp reads both so; llama-bench
+// and the sweep wrote 0), other negatives are refused; a -C mask is refused when it names CPUs the machine
+// lacks (the message names them); 0x0 is llama.cpp's "no mask".
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "engine/threading/placement_flags.h"
+#include "engine/settings/setting_flags.h"
+#include "engine/settings/settings_table.h"
 #include "engine/threading/topology.h"
 #include "placement_flags_parse.h"
 
@@ -22,11 +24,11 @@ std::string parse(PlacementOptions& options, std::vector<std::string> args, Mach
 
 TEST(PlacementFlagRanges, ThreadCountsAreAutoOrPositive) {
   for (const char* flag : {"-t", "-tb"}) {
-    for (const char* bad : {"0", "-5", "-2", "1025"}) {
+    for (const char* bad : {"-5", "-2", "1025"}) {
       PlacementOptions options;
       const std::string error = parse(options, {flag, bad});
       EXPECT_THAT(error, HasSubstr(std::string(flag) == "-t" ? "--threads" : "--threads-batch")) << flag << " " << bad;
-      EXPECT_THAT(error, HasSubstr(std::string(bad) + " is out of range; allowed: -1 (")) << error;
+      EXPECT_THAT(error, HasSubstr(std::string(bad) + " is out of range; allowed: -1 (auto), 0 (auto)")) << error;
       EXPECT_THAT(error, HasSubstr("or 1..1024")) << error;
     }
   }
@@ -34,6 +36,9 @@ TEST(PlacementFlagRanges, ThreadCountsAreAutoOrPositive) {
   ASSERT_EQ(parse(options, {"-t", "-1", "-tb", "1024"}), "");
   EXPECT_EQ(options.threads, kAutoThreads);
   EXPECT_EQ(options.threads_batch, 1024);
+  ASSERT_EQ(parse(options, {"-t", "0", "-tb", "0"}), "");
+  EXPECT_EQ(options.threads, kAutoThreads);
+  EXPECT_EQ(options.threads_batch, kAutoThreads);
 }
 
 TEST(PlacementFlagRanges, PrioAndPollMessagesNameTheRange) {
@@ -52,8 +57,11 @@ TEST(PlacementFlagRanges, AMaskWiderThanTheMachineIsRefusedNamingTheMissingCpus)
     EXPECT_THAT(error, HasSubstr(missing + " are not on this machine")) << error;
     EXPECT_THAT(error, HasSubstr("it may use CPUs 0-1")) << error;
   }
+  PlacementOptions none;
+  EXPECT_EQ(parse(none, {"-C", "0x0"}), "");
+  EXPECT_EQ(none.cpu_mask, "");
   PlacementOptions empty;
-  EXPECT_THAT(parse(empty, {"-C", "0x0"}), HasSubstr("selects no CPUs"));
+  EXPECT_THAT(parse(empty, {"-C", "0x00"}), HasSubstr("selects no CPUs"));
   PlacementOptions fits;
   EXPECT_EQ(parse(fits, {"-C", "0x3"}), "");
   EXPECT_EQ(parse(fits, {"-C", "1-1"}), "");
@@ -80,10 +88,11 @@ TEST(PlacementFlagRanges, TheLiveMachineIsWhatTopologySees) {
   ASSERT_TRUE(topology) << topology.error().message;
   EXPECT_EQ(*cpus, topology->all_cpus());
   const unsigned beyond = cpus->cpus().back() + 1;
-  const Status refused = check_cpu_mask_fits(fmt::format("0-{}", beyond), *cpus);
+  const auto fits = find_setting("cpu_mask")->check_on_machine;
+  const Status refused = fits(fmt::format("0-{}", beyond), *cpus);
   ASSERT_FALSE(refused);
   EXPECT_THAT(refused.error().message, HasSubstr(fmt::format("CPUs {} are not on this machine", beyond)));
-  EXPECT_TRUE(check_cpu_mask_fits(fmt::format("{0}-{0}", cpus->cpus().front()), *cpus));
+  EXPECT_TRUE(fits(fmt::format("{0}-{0}", cpus->cpus().front()), *cpus));
 }
 
 }  // namespace

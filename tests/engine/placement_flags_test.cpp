@@ -1,6 +1,7 @@
-// add_placement_flags: llama.cpp's names parse into PlacementOptions, absent flags keep llama.cpp's
+// The placement settings of `run` (engine/settings): llama.cpp's names parse into PlacementOptions, absent flags keep llama.cpp's
 // defaults, -tb arrives through the alias rewrite, and bad values are refused naming the flag.
-#include "engine/threading/placement_flags.h"
+#include "engine/settings/setting_flags.h"
+#include "engine/settings/settings_table.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -75,7 +76,7 @@ TEST(PlacementFlags, BadValuesNameTheFlag) {
 
 TEST(PlacementFlags, AliasRewriteStopsAtDoubleDashAndLeavesOthersAlone) {
   std::vector<std::string> args{"-t", "2", "-tb", "4", "-tbx", "--", "-tb"};
-  rewrite_flag_aliases(args, placement_flag_aliases());
+  rewrite_flag_aliases(args, setting_flag_aliases(Command::run));
   EXPECT_THAT(args, ElementsAre("-t", "2", "--threads-batch", "4", "-tbx", "--", "-tb"));
 }
 

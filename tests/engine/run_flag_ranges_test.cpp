@@ -1,13 +1,13 @@
 // `infertune run` refuses out-of-range flag values end to end: exit status 1, a message naming the flag, the
 // value and the allowed range, and before the model is loaded (the cases name a model file that does not
 // exist, so an error about the file would mean the flag got through). The documented special values
-// (-n -1, --top-k 0, -t -1) still run.
+// (-n -1, --top-k 0, -t -1 and 0, -C 0x0, -fa true, -ngl 0) still run.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
 
-#include "engine/threading/placement_flags.h"
+#include "engine/settings/setting_flags.h"
 #include "test_support.h"
 
 namespace infertune {
@@ -40,9 +40,8 @@ void expect_refused(const BadFlag& c) {
 
 TEST(RunFlagRanges, OutOfRangeValuesAreRefusedBeforeTheModelIsLoaded) {
   const std::vector<BadFlag> cases = {
-      {"-t -5", "--threads", "-5 is out of range; allowed: -1 (the number of physical cores) or 1..1024"},
-      {"-t 0", "--threads", "0 is out of range"},
-      {"-tb 0", "--threads-batch", "0 is out of range; allowed: -1 (same as --threads) or 1..1024"},
+      {"-t -5", "--threads", "-5 is out of range; allowed: -1 (auto), 0 (auto) or 1..1024"},
+      {"-tb -2", "--threads-batch", "-2 is out of range; allowed: -1 (auto), 0 (auto) or 1..1024"},
       {"-n -2", "--n-predict", "-2 is out of range; allowed: -1 (until end of generation) or >= 0"},
       {"--top-k -5", "--top-k", "-5 is out of range; allowed: >= 0 (0 = off)"},
       {"--top-p 1.5", "--top-p", "1.5 is out of range; allowed: (0, 1]"},
@@ -52,8 +51,11 @@ TEST(RunFlagRanges, OutOfRangeValuesAreRefusedBeforeTheModelIsLoaded) {
       {"--repeat-last-n -2", "--repeat-last-n", "-2 is out of range; allowed: -1 (the whole history) or >= 0"},
       {"--temp nan", "--temp", "nan is out of range; allowed: any finite number"},
       {"-c -5", "--ctx-size", "-5 is out of range; allowed: 0..16777216"},
-      {"-b 0", "--batch-size", "0 is out of range; allowed: 1..1048576"},
-      {"-ub -3", "--ubatch-size", "-3 is out of range; allowed: 1..1048576"},
+      {"-b 0", "--batch-size", "0 is out of range; allowed: 1..16777216"},
+      {"-ub -3", "--ubatch-size", "-3 is out of range; allowed: 1..16777216"},
+      {"-ctk q9_9", "--cache-type-k", "'q9_9' is not a KV cache type; allowed: f32, f16, bf16, q8_0, q4_0"},
+      {"-fa maybe", "--flash-attn", "'maybe' is not on, off or auto"},
+      {"-ngl -2", "--n-gpu-layers", "-2 is out of range; allowed: -1..100000"},
       {"--prio 4", "--prio", "4 is out of range; allowed: 0..3"},
       {"--poll 101", "--poll", "101 is out of range; allowed: 0..100"},
   };
@@ -75,7 +77,7 @@ TEST(RunFlagRanges, ACpuMaskBeyondTheMachineIsRefusedNamingTheMissingCpus) {
 
 TEST(RunFlagRanges, DocumentedSpecialValuesStillRun) {
   // -n -1 runs until end of generation or a full context; -c 16 keeps that short.
-  for (const std::string flags : {"-n -1 -c 16", "-n 2 --top-k 0", "-n 2 -t -1 -tb -1 --repeat-last-n -1 --temp -1"}) {
+  for (const std::string flags : {"-n -1 -c 16", "-n 2 --top-k 0", "-n 2 -t -1 -tb -1 --repeat-last-n -1 --temp -1", "-n 2 -t 0 -tb 0 -C 0x0 -fa true -ngl 0"}) {
     const auto result = run(fmt::format("-m {} --prompt-tokens 1,2 --print-ids --seed 1 {}", model_path(), flags));
     EXPECT_EQ(result.exit_code, 0) << flags << "\n" << result.output;
     EXPECT_THAT(result.output, HasSubstr("generated")) << flags;
