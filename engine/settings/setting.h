@@ -51,6 +51,7 @@ struct Setting {
   // the value flags; empty: every command takes the value flags.
   std::string_view switch_flag = {};
   std::string_view switch_value = {};
+  std::string_view switch_help = {};  // the switch's help line
   ValueKind kind = ValueKind::Integer;
   std::string_view default_value = {};  // canonical text
   std::string_view unset_value = {};    // a canonical value meaning "not set": left out of printed command lines

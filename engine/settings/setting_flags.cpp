@@ -33,7 +33,20 @@ CLI::Validator setting_validator(const Setting& setting, MachineCpus machine) {
         text = *value;
         return std::string();
       },
-      setting.allowed());
+      "");
+}
+
+// What CLI11 shows after the flag: the kind of value (the allowed values are in the help text).
+std::string type_name(const Setting& setting) {
+  switch (setting.kind) {
+    case ValueKind::Integer:
+      return "INT";
+    case ValueKind::Boolean:
+      return "0|1";
+    case ValueKind::Word:
+      break;
+  }
+  return "WORD";
 }
 
 }  // namespace
@@ -45,10 +58,10 @@ Result<CpuSet> this_machine_cpus() {
 }
 
 std::string setting_help(const Setting& setting, Command command, std::string_view default_shown) {
+  if (setting.as_switch(command)) return std::string(setting.switch_help);
   std::string help;
   if (is_multi_letter_short(setting.short_flag)) help = fmt::format("{}: ", setting.short_flag);
   help += setting.help;
-  if (setting.as_switch(command)) return help;
   help += fmt::format(" ({}; default {})", setting.allowed(), default_shown);
   return help;
 }
@@ -67,6 +80,7 @@ void add_setting_flags(CLI::App& app, Command command, EngineSettings& settings,
            cli_names(setting), [&setting, &settings](const std::string& value) { setting.apply(value, settings); },
            setting_help(setting, command, setting.read(settings)))
         ->transform(setting_validator(setting, machine))
+        ->type_name(type_name(setting))
         ->group(std::string(setting.group));
   }
 }
@@ -78,6 +92,7 @@ void add_setting_list_flags(CLI::App& app, Command command, SettingText& text) {
     std::string help = setting_help(setting, command, setting.default_value);
     if (list) help += "; a comma list" + std::string(setting.kind == ValueKind::Integer ? " or range" : "");
     app.add_option(cli_names(setting), text.occurrences[std::string(setting.key)], help)
+        ->type_name(list ? "LIST" : type_name(setting))
         ->expected(1)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
         ->group(std::string(setting.group));

@@ -252,16 +252,16 @@ std::vector<Setting> build_table() {
   t.push_back({
       .key = "flash_attn", .group = kContext, .config_key = "flash_attn", .short_flag = "-fa", .long_flag = "--flash-attn",
       .llama_flag = "-fa", .kind = ValueKind::Word, .default_value = "auto",
-      .help = "Flash-attention (on, off, auto; also 1, 0, -1, true, false)",
+      .help = "Flash-attention: one pass over the cache with an online softmax (auto: on, as llama.cpp on the CPU)",
       .commands = kEveryCommand, .list_commands = kLists,
       .canonical = canonical_flash_attn,
-      .allowed = [] { return std::string("on, off, auto"); },
+      .allowed = [] { return std::string("on, off, auto; also 1, 0, -1, true, false"); },
       .apply = [](std::string_view v, EngineSettings& s) { s.context.flash_attn = *flash_attention_from_name(v); },
       .read = [](const EngineSettings& s) { return std::string(flash_attention_name(s.context.flash_attn)); },
   });
   t.push_back({
       .key = "mmap", .group = kOffload, .config_key = "mmap", .short_flag = "-mmp", .long_flag = "--mmap", .llama_flag = "-mmp",
-      .switch_flag = "--no-mmap", .switch_value = "0",
+      .switch_flag = "--no-mmap", .switch_value = "0", .switch_help = "Read the model into memory instead of mapping it",
       .kind = ValueKind::Boolean, .default_value = "1", .unset_value = "1",
       .help = "Memory-map the model (0: read it into memory)",
       .commands = kEveryCommand, .list_commands = kLists, .switch_commands = kRunStyle,
