@@ -75,8 +75,10 @@ void expand_axes(const BenchParams& params, const std::vector<std::string_view>&
 std::string BenchTest::value(std::string_view key) const { return find_setting(key)->read(settings); }
 
 bool BenchTest::same_model_load(const BenchTest& other) const {
-  return model == other.model && settings.n_gpu_layers == other.settings.n_gpu_layers &&
-         settings.use_mmap == other.settings.use_mmap;
+  if (model != other.model) return false;
+  return std::ranges::all_of(all_settings(), [&](const Setting& s) {
+    return !s.reloads_model || s.read(settings) == s.read(other.settings);
+  });
 }
 
 std::string test_name(const BenchTest& test) {

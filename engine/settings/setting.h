@@ -59,6 +59,13 @@ struct Setting {
   Commands commands = {};          // which commands take it
   Commands list_commands = {};     // where it takes a comma list / ranges (bench, sweep)
   Commands switch_commands = {};   // where it is given as switch_flag (run-style commands, as llama.cpp's)
+  // Loading the model depends on it (-ngl places the weights, mmap maps them): tests or trials that differ in
+  // it cannot share a loaded model.
+  bool reloads_model = false;
+  // The sweep's spec hash and stored trial configs always carry this setting: those swept since the store's
+  // schema v2. A setting added to the sweep later leaves this false and is written only when it is not at its
+  // default, so adding it changes no stored hash (--resume still finds old sweeps).
+  bool stored_when_default = false;
   // Checks text and returns the canonical spelling ("Q8_0" -> "q8_0", "true" -> "1"); the error says what is
   // allowed, the caller names the flag or spec line.
   Result<std::string> (*canonical)(std::string_view text) = nullptr;

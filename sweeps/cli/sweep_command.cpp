@@ -69,10 +69,6 @@ std::optional<SweepReference> parse_sweep_reference(const std::string& text) {
   return std::nullopt;
 }
 
-bool has_spec_flags(const SpecFlagText& flags) {
-  return std::ranges::any_of(flags.values, [](const auto& kv) { return !kv.second.empty(); });
-}
-
 Result<TrialSettings> trial_settings(const SweepOptions& o) {
   if (!(o.ci_target > 0)) return fail("--ci-target {}: must be above 0", o.ci_target);
   if (o.min_reps < 1) return fail("--min-reps {}: must be at least 1", o.min_reps);
@@ -135,7 +131,7 @@ Result<SpecText> default_sweep_text(const std::string& cache_dir) {
 }
 
 bool wants_default_sweep(const std::string& spec_file, const SpecFlagText& flags) {
-  return spec_file.empty() && !has_spec_flags(flags);
+  return spec_file.empty() && !flags.any();
 }
 
 Result<SpecText> given_or_default_spec(const SweepOptions& o) {
@@ -255,7 +251,7 @@ int run_sweep_command(SweepOptions o) {
 
   // The spec: from the command line, or, for --resume ID without one, the text the sweep stored. The store
   // is opened after the spec is planned otherwise, so a bad spec leaves no empty database behind.
-  const bool spec_from_store = ref && ref->id && o.spec_file.empty() && !has_spec_flags(o.flags);
+  const bool spec_from_store = ref && ref->id && o.spec_file.empty() && !o.flags.any();
   std::optional<ResultsStore> store;
   Result<SpecText> text = SpecText{};
   if (spec_from_store) {
@@ -342,6 +338,7 @@ void add_sweep_command(Subcommands& commands) {
   sub->add_flag("--no-warmup", options->no_warmup, "No untimed warmup run before the repetitions");
   sub->add_option("--cache-dir", options->cache_dir, "Where quantization variants of a base model are written");
   add_sweep_spec_flags(*sub, options->flags);
+  commands.add_aliases("sweep", sweep_flag_aliases());
 }
 
 }  // namespace infertune

@@ -8,7 +8,8 @@
 #include <memory>
 #include <set>
 
-#include "engine/kv/kv_storage.h"
+#include "engine/settings/settings_table.h"
+#include "sweeps/spec/config_fields.h"
 #include "sweeps/store/stable_hash.h"
 
 namespace infertune {
@@ -27,21 +28,54 @@ std::vector<Variant> variants(const SweepSpec& s) {
   return out;
 }
 
-// Calls `visit` with every index tuple of a product of `sizes`, the last index fastest.
-template <size_t N, class Visit>
-void for_each_index(const std::array<size_t, N>& sizes, Visit visit) {
-  std::array<size_t, N> at{};
+// One setting the sweep takes and its values in the spec.
+struct Dimension {
+  const Setting* setting = nullptr;
+  const std::vector<std::string>* values = nullptr;
+};
+
+// The spec's dimensions that reload the model (`reload`) or the others, in the settings table's order (the
+// product's, the first outermost).
+std::vector<Dimension> dimensions(const SweepSpec& s, bool reload) {
+  std::vector<Dimension> out;
+  for (const Setting* setting : settings_of(Command::sweep)) {
+    if (setting->reloads_model != reload) continue;  // trials differing in it cannot share a loaded model
+    auto it = s.settings.find(std::string(setting->key));
+    if (it != s.settings.end()) out.push_back({setting, &it->second});
+  }
+  return out;
+}
+
+// Calls `visit` with every index tuple of the product of the dimensions' values, the last index fastest
+// (once, with no indices, when there are no dimensions; never when a dimension has no value).
+template <class Visit>
+void for_each_combination(const std::vector<Dimension>& dims, Visit visit) {
+  if (std::ranges::any_of(dims, [](const Dimension& d) { return d.values->empty(); })) return;
+  std::vector<size_t> at(dims.size(), 0);
   for (;;) {
     visit(at);
-    size_t d = N;
-    while (d > 0) {
-      --d;
-      if (++at[d] < sizes[d]) break;
-      at[d] = 0;
+    size_t d = dims.size();
+    for (;;) {
       if (d == 0) return;
+      --d;
+      if (++at[d] < dims[d].values->size()) break;
+      at[d] = 0;
     }
-    if (N == 0) return;
   }
+}
+
+// `settings` with the values the index tuple picks.
+EngineSettings with_values(EngineSettings settings, const std::vector<Dimension>& dims, const std::vector<size_t>& at) {
+  for (size_t d = 0; d < dims.size(); ++d) dims[d].setting->apply((*dims[d].values)[at[d]], settings);
+  return settings;
+}
+
+// Where the product picks -np, or none when the sweep does not take it.
+std::optional<size_t> parallel_dimension(const std::vector<Dimension>& dims) {
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d].setting->key == "parallel") return d;
+  }
+  return std::nullopt;
 }
 
 // Tokens the workload needs in the cache, and the most one decode gets / logits rows it keeps.
@@ -61,30 +95,43 @@ WorkloadNeeds needs(const Workload& w) {
           .outputs = 1};
 }
 
+// What a trial runs with, from the values the product picked: the engine caps -ub at -b, -c 0 is what the
+// workload needs, and a batched workload brings its own -np.
+EngineSettings fitted_to(EngineSettings settings, const Workload& w, const WorkloadNeeds& need) {
+  ContextParams& c = settings.context;
+  c.n_ubatch = std::min(c.n_ubatch, c.n_batch);
+  if (c.n_ctx == 0) c.n_ctx = std::max<uint32_t>(need.ctx, 1);
+  if (w.kind == WorkloadKind::Batched) c.n_seq_max = static_cast<uint32_t>(w.n_parallel);
+  return settings;
+}
+
+// The stored configuration: the group's model fields, every sweep setting's field, the workload.
+nlohmann::json trial_config(const TrialGroup& group, const EngineSettings& settings, const Workload& w) {
+  nlohmann::json c = group.key;
+  c.update(config_fields(settings));
+  c["workload"] = w.to_json();
+  return c;
+}
+
 // What identifies a configuration by what the engine does: -b above the most tokens the workload hands one
 // decode changes nothing, nor -ub above the capped -b. Trials with the same key run once (the first keeps
 // its settings as given), so a dimension that only matters for long prompts does not repeat generation.
-std::string coincidence_key(nlohmann::json c, const WorkloadNeeds& need) {
-  const int b = std::min(c["n_batch"].get<int>(), int(need.decode_tokens));
-  c["n_batch"] = b;
-  c["n_ubatch"] = std::min(c["n_ubatch"].get<int>(), b);
-  return config_hash(c);
+std::string coincidence_key(const TrialGroup& group, EngineSettings settings, const Workload& w,
+                            const WorkloadNeeds& need) {
+  ContextParams& c = settings.context;
+  c.n_batch = std::min(c.n_batch, need.decode_tokens);
+  c.n_ubatch = std::min(c.n_ubatch, c.n_batch);
+  return config_hash(trial_config(group, settings, w));
 }
-
-// One trial of the product, before ordering.
-struct Draft {
-  size_t group = 0;
-  PlannedTrial trial;
-};
 
 std::string human_bytes(uint64_t b) { return fmt::format("{:.1f} MiB", static_cast<double>(b) / 1048576.0); }
 
 // Why a configuration cannot run, or empty.
-std::string skip_reason(const SweepSpec& spec, const nlohmann::json& c, uint32_t needed_ctx,
+std::string skip_reason(const SweepSpec& spec, const EngineSettings& settings, uint32_t needed_ctx,
                         const Result<MemoryPrediction>& memory, bool has_gpu) {
-  const int ngl = c["n_gpu_layers"];
+  const int ngl = settings.n_gpu_layers;
   if (ngl > 0 && !has_gpu) return fmt::format("-ngl {}: the forward pass has no GPU backend in this build", ngl);
-  const uint32_t n_ctx = c["n_ctx"];
+  const uint32_t n_ctx = settings.context.n_ctx;
   if (n_ctx < needed_ctx)
     return fmt::format("context {} is smaller than the {} tokens the workload needs", n_ctx, needed_ctx);
   if (int(n_ctx) < spec.min_ctx) return fmt::format("context {} is below --min-ctx {}", n_ctx, spec.min_ctx);
@@ -95,6 +142,55 @@ std::string skip_reason(const SweepSpec& spec, const nlohmann::json& c, uint32_t
   }
   return {};
 }
+
+// The trials of the spec's product, one reload group at a time.
+struct Product {
+  const SweepSpec& spec;
+  std::vector<Dimension> reload;  // the groups
+  std::vector<Dimension> trial;   // the trials of each group, with every workload
+  bool has_gpu = false;
+  std::set<std::string> seen;  // coincidence keys: settings that coincide (ub > b, b past the largest
+                               // decode, c 0 and c = needed) run once
+
+  // The group's trials (those of its model `loaded` with), in product order: the workload outermost.
+  std::vector<PlannedTrial> trials_of(const TrialGroup& group, const EngineSettings& loaded, const ModelShape& shape) {
+    std::vector<PlannedTrial> trials;
+    const std::optional<size_t> np = parallel_dimension(trial);
+    for (const Workload& w : spec.workloads) {
+      for_each_combination(trial, [&](const std::vector<size_t>& at) {
+        // A batched workload brings its own -np: only the first value of the dimension is used.
+        if (w.kind == WorkloadKind::Batched && np && at[*np] != 0) return;
+        if (auto t = planned(group, with_values(loaded, trial, at), w, shape)) trials.push_back(std::move(*t));
+      });
+    }
+    return trials;
+  }
+
+  // One trial, or none when it coincides with an earlier one.
+  std::optional<PlannedTrial> planned(const TrialGroup& group, const EngineSettings& picked, const Workload& w,
+                                      const ModelShape& shape) {
+    const WorkloadNeeds need = needs(w);
+    const EngineSettings settings = fitted_to(picked, w, need);
+    if (!seen.insert(coincidence_key(group, settings, w, need)).second) return std::nullopt;
+    PlannedTrial t;
+    t.config = trial_config(group, settings, w);
+    t.hash = config_hash(t.config);
+    t.workload = w.name();
+    const ContextParams& c = settings.context;
+    const MemoryInputs in{.n_ctx = c.n_ctx,
+                          .n_batch = c.n_batch,
+                          .n_ubatch = c.n_ubatch,
+                          .max_decode_tokens = need.decode_tokens,
+                          .n_outputs = need.outputs,
+                          .type_k = c.type_k,
+                          .type_v = c.type_v,
+                          .use_mmap = settings.use_mmap};
+    auto memory = predict_memory(shape, in);
+    if (memory) t.memory = *memory;
+    t.skip_reason = skip_reason(spec, settings, need.ctx, memory, has_gpu);
+    return t;
+  }
+};
 
 // splitmix64: a fixed generator, so random:SEED orders trials alike everywhere (std::shuffle does not).
 struct SplitMix {
@@ -148,65 +244,19 @@ Result<SweepPlan> plan_sweep(const SweepSpec& s, const ModelShapeFn& shapes, boo
   SweepPlan plan;
   plan.spec_hash = s.hash();
   std::vector<std::vector<PlannedTrial>> by_group;
-  std::set<std::string> seen;  // coincidence keys: settings that coincide (ub > b, b past the largest decode, c 0 and c = needed) run once
+  Product product{
+      .spec = s, .reload = dimensions(s, true), .trial = dimensions(s, false), .has_gpu = has_gpu, .seen = {}};
   for (const Variant& v : variants(s)) {
     auto shape = shapes(v.path, v.quant);
     if (!shape) return shape.error();
-    for (int ngl : s.n_gpu_layers) {
-      for (bool mmap : s.mmap) {
-        TrialGroup group;
-        group.key = {{"model", v.path}, {"quant", v.quant}, {"n_gpu_layers", ngl}, {"mmap", mmap}};
-        std::vector<PlannedTrial> trials;
-        const std::array<size_t, 11> sizes{s.threads.size(),      s.threads_batch.size(), s.numa.size(),
-                                           s.cpu_mask.size(),     s.ctx_size.size(),      s.batch_size.size(),
-                                           s.ubatch_size.size(),  s.parallel.size(),      s.cache_type_k.size(),
-                                           s.cache_type_v.size(), s.flash_attn.size()};
-        for (const Workload& w : s.workloads) {
-          for_each_index(sizes, [&](const std::array<size_t, 11>& i) {
-            // A batched workload brings its own -np: only the first value of the dimension is used.
-            if (w.kind == WorkloadKind::Batched && i[7] != 0) return;
-            const WorkloadNeeds need = needs(w);
-            const int np = w.kind == WorkloadKind::Batched ? w.n_parallel : s.parallel[i[7]];
-            const int b = s.batch_size[i[5]];
-            const int ub = std::min(s.ubatch_size[i[6]], b);  // the engine caps -ub at -b
-            const uint32_t ctx = s.ctx_size[i[4]] == 0 ? std::max<uint32_t>(need.ctx, 1) : uint32_t(s.ctx_size[i[4]]);
-            nlohmann::json c = group.key;
-            c["threads"] = s.threads[i[0]];
-            c["threads_batch"] = s.threads_batch[i[1]];
-            c["numa"] = s.numa[i[2]];
-            c["cpu_mask"] = s.cpu_mask[i[3]];
-            c["n_ctx"] = ctx;
-            c["n_batch"] = b;
-            c["n_ubatch"] = ub;
-            c["n_parallel"] = np;
-            c["type_k"] = s.cache_type_k[i[8]];
-            c["type_v"] = s.cache_type_v[i[9]];
-            c["flash_attn"] = s.flash_attn[i[10]];
-            c["workload"] = w.to_json();
-            PlannedTrial t;
-            t.config = c;
-            t.hash = config_hash(c);
-            t.workload = w.name();
-            if (!seen.insert(coincidence_key(c, need)).second) return;
-            // The spec's KV type names were checked by resolve_spec.
-            const MemoryInputs in{.n_ctx = ctx,
-                                  .n_batch = uint32_t(b),
-                                  .n_ubatch = uint32_t(ub),
-                                  .max_decode_tokens = need.decode_tokens,
-                                  .n_outputs = need.outputs,
-                                  .type_k = *kv_type_from_name(s.cache_type_k[i[8]]),
-                                  .type_v = *kv_type_from_name(s.cache_type_v[i[9]]),
-                                  .use_mmap = mmap};
-            auto memory = predict_memory(*shape, in);
-            if (memory) t.memory = *memory;
-            t.skip_reason = skip_reason(s, c, need.ctx, memory, has_gpu);
-            trials.push_back(std::move(t));
-          });
-        }
-        plan.groups.push_back(std::move(group));
-        by_group.push_back(std::move(trials));
-      }
-    }
+    for_each_combination(product.reload, [&](const std::vector<size_t>& at) {
+      const EngineSettings loaded = with_values(default_engine_settings(), product.reload, at);
+      TrialGroup group;
+      group.key = {{"model", v.path}, {"quant", v.quant}};
+      for (const Dimension& d : product.reload) group.key.update(config_field(*d.setting, loaded));
+      by_group.push_back(product.trials_of(group, loaded, *shape));
+      plan.groups.push_back(std::move(group));
+    });
   }
   // Run order.
   std::vector<size_t> group_order(plan.groups.size());

@@ -6,10 +6,11 @@
 // for the workload, -ngl without a GPU backend, a KV type the model's heads do not fit) are kept in the
 // plan as skipped, with the prediction and the reason.
 //
-// Order (--order): grouped (the product order, the first dimensions outermost), interleaved (within each
-// group, from both ends alternately: first, last, second, second last, ... so that slow drift of the
-// machine does not line up with a dimension swept monotonically), random:SEED (groups and the trials of
-// each group shuffled by a fixed generator: the same seed gives the same order on every platform).
+// Order (--order): grouped (the product order: the workload outermost, then the settings in the settings
+// table's order, engine/settings/settings_table.h), interleaved (within each group, from both ends
+// alternately: first, last, second, second last, ... so that slow drift of the machine does not line up
+// with a dimension swept monotonically), random:SEED (groups and the trials of each group shuffled by a
+// fixed generator: the same seed gives the same order on every platform).
 #include <nlohmann/json.hpp>
 
 #include <functional>

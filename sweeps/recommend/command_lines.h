@@ -1,8 +1,9 @@
 #pragma once
-// A candidate as command lines a user can paste: `infertune run` with the flags it really accepts
-// (engine/run/run_command.cpp, engine/context/context_flags.cpp, engine/threading/placement_flags.cpp) and
-// the llama.cpp equivalent (llama-cli; llama-server when the configuration has parallel sequences, since
-// only the server has -np). What a command cannot express is said in a note, never silently dropped.
+// A candidate as command lines a user can paste: `infertune run` with the flags it takes and the llama.cpp
+// equivalent (llama-cli; llama-server when the configuration has parallel sequences, since only the server
+// has -np), both generated from the settings table (engine/settings/command_line.h) from the candidate's
+// stored config. A setting at its "not set" value is left out, as llama.cpp's tools read its absence (-c 0,
+// --numa none, -C 0x0, -np 1, -ngl 0). What a command cannot do is said in a note, never silently dropped.
 #include <cstdint>
 #include <optional>
 #include <string>

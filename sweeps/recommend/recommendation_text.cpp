@@ -8,8 +8,10 @@
 #include <filesystem>
 #include <vector>
 
+#include "engine/settings/settings_table.h"
 #include "sweeps/recommend/candidates.h"
 #include "sweeps/recommend/recommend.h"
+#include "sweeps/spec/config_fields.h"
 
 namespace infertune {
 namespace {
@@ -36,32 +38,20 @@ std::string aligned(const std::vector<Row>& rows, const std::string& indent) {
   return out;
 }
 
-using Setting = std::pair<std::string, std::string>;  // flag, value
+using Shown = std::pair<std::string, std::string>;  // flag, value
 
-// The candidate's settings as flags, in llama.cpp's usual order ("" flag: the model).
-std::vector<Setting> settings_of(const Candidate& c) {
-  const nlohmann::json& j = c.config;
+// The candidate's model ("" flag) and every setting the sweep takes, as its short flag and canonical value,
+// in the settings table's order.
+std::vector<Shown> shown_settings(const Candidate& c) {
   std::string model = std::filesystem::path(c.model_path).filename().string();
-  if (const std::string quant = config_text(j, "quant"); !quant.empty()) model += " (" + quant + ")";
-  auto mmap = j.find("mmap");
-  const bool no_mmap = mmap != j.end() && mmap->is_boolean() && !mmap->get<bool>();
-  return {{"", model},
-          {"-t", std::to_string(config_int(j, "threads", 0))},
-          {"-tb", std::to_string(config_int(j, "threads_batch", 0))},
-          {"-c", std::to_string(c.n_ctx())},
-          {"-b", std::to_string(config_int(j, "n_batch", 0))},
-          {"-ub", std::to_string(config_int(j, "n_ubatch", 0))},
-          {"-ctk", config_text(j, "type_k", "?")},
-          {"-ctv", config_text(j, "type_v", "?")},
-          {"-fa", config_text(j, "flash_attn", "?")},
-          {"--numa", config_text(j, "numa", "none")},
-          {"-C", config_text(j, "cpu_mask", "0x0")},
-          {"-ngl", std::to_string(config_int(j, "n_gpu_layers", 0))},
-          {"--mmap", no_mmap ? "off" : "on"},
-          {"-np", std::to_string(c.n_parallel())}};
+  if (const std::string quant = config_text(c.config, "quant"); !quant.empty()) model += " (" + quant + ")";
+  std::vector<Shown> shown{{"", model}};
+  const EngineSettings settings = read_config_fields_or_defaults(c.config);
+  for (const Setting* s : settings_of(Command::sweep)) shown.emplace_back(s->shown_flag(), s->read(settings));
+  return shown;
 }
 
-std::string settings_text(const std::vector<Setting>& settings) {
+std::string settings_text(const std::vector<Shown>& settings) {
   std::vector<std::string> parts;
   for (const auto& [flag, value] : settings) parts.push_back(flag.empty() ? value : flag + " " + value);
   return fmt::format("{}", fmt::join(parts, " "));
@@ -70,9 +60,9 @@ std::string settings_text(const std::vector<Setting>& settings) {
 // Which settings differ between the candidates: the table shows only those, the rest is said once.
 std::vector<bool> varying_settings(const std::vector<Candidate>& candidates) {
   std::vector<bool> varies;
-  std::vector<Setting> first;
+  std::vector<Shown> first;
   for (const Candidate& c : candidates) {
-    const std::vector<Setting> s = settings_of(c);
+    const std::vector<Shown> s = shown_settings(c);
     if (first.empty()) {
       first = s;
       varies.assign(s.size(), false);
@@ -82,8 +72,8 @@ std::vector<bool> varying_settings(const std::vector<Candidate>& candidates) {
   return varies;
 }
 
-std::vector<Setting> pick_settings(const Candidate& c, const std::vector<bool>& which, bool wanted) {
-  std::vector<Setting> all = settings_of(c), picked;
+std::vector<Shown> pick_settings(const Candidate& c, const std::vector<bool>& which, bool wanted) {
+  std::vector<Shown> all = shown_settings(c), picked;
   for (size_t i = 0; i < all.size(); ++i) {
     if (i < which.size() && which[i] == wanted) picked.push_back(all[i]);
   }
@@ -93,7 +83,7 @@ std::vector<Setting> pick_settings(const Candidate& c, const std::vector<bool>& 
 // What tells the candidate apart from the others (everything when there is only one).
 std::string config_summary(const RecommendationReport& r, const Candidate& c) {
   const std::vector<bool> varies = varying_settings(r.candidates);
-  if (std::ranges::none_of(varies, [](bool v) { return v; })) return settings_text(settings_of(c));
+  if (std::ranges::none_of(varies, [](bool v) { return v; })) return settings_text(shown_settings(c));
   return settings_text(pick_settings(c, varies, true));
 }
 

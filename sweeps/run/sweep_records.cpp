@@ -7,7 +7,6 @@
 #include <cstring>
 #include <fstream>
 #include <map>
-#include <type_traits>
 #include <vector>
 
 #include "engine/gguf/gguf_file.h"
@@ -116,21 +115,6 @@ std::string spec_text_yaml(const SpecText& text) {
 
 namespace {
 
-template <class T>
-std::vector<std::string> as_text(const std::vector<T>& values) {
-  std::vector<std::string> out;
-  for (const T& v : values) {
-    if constexpr (std::is_same_v<T, bool>) {
-      out.push_back(v ? "1" : "0");
-    } else if constexpr (std::is_same_v<T, std::string>) {
-      out.push_back(v);
-    } else {
-      out.push_back(fmt::format("{}", v));
-    }
-  }
-  return out;
-}
-
 SpecText::WorkloadText workload_text(const Workload& w) {
   SpecText::WorkloadText t;
   t.where = "workloads";
@@ -155,19 +139,7 @@ SpecText spec_text_of(const SweepSpec& s) {
   put("models", s.models);
   if (!s.base_model.empty()) put("base_model", {s.base_model});
   put("quant_types", s.quant_types);
-  put("n_gpu_layers", as_text(s.n_gpu_layers));
-  put("threads", as_text(s.threads));
-  put("threads_batch", as_text(s.threads_batch));
-  put("numa", s.numa);
-  put("cpu_mask", s.cpu_mask);
-  put("ctx_size", as_text(s.ctx_size));
-  put("batch_size", as_text(s.batch_size));
-  put("ubatch_size", as_text(s.ubatch_size));
-  put("parallel", as_text(s.parallel));
-  put("cache_type_k", s.cache_type_k);
-  put("cache_type_v", s.cache_type_v);
-  put("flash_attn", s.flash_attn);
-  put("mmap", as_text(s.mmap));
+  for (const auto& [key, values] : s.settings) put(key, values);  // canonical text already
   for (const Workload& w : s.workloads) t.workloads.push_back(workload_text(w));
   if (s.max_mem_bytes) put("max_mem", {fmt::format("{}", *s.max_mem_bytes)});
   if (s.min_ctx != 0) put("min_ctx", {fmt::format("{}", s.min_ctx)});

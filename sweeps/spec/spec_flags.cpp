@@ -1,7 +1,10 @@
 #include "sweeps/spec/spec_flags.h"
 
+#include <algorithm>
 #include <array>
 #include <string_view>
+
+#include "engine/settings/settings_table.h"
 
 namespace infertune {
 
@@ -9,7 +12,7 @@ namespace {
 
 struct SpecFlag {
   std::string_view key;    // the spec key
-  std::string_view names;  // CLI11 names (the multi-letter short ones arrive rewritten: main.cpp)
+  std::string_view names;  // CLI11 names (-pg arrives rewritten: sweep_flag_aliases)
   std::string_view shown;  // the name errors use
   std::string_view help;
 };
@@ -18,19 +21,6 @@ constexpr std::array kFlags{
     SpecFlag{"models", "-m,--model", "-m", "GGUF model file(s)"},
     SpecFlag{"base_model", "--base-model", "--base-model", "One model to produce each --quant-types variant from"},
     SpecFlag{"quant_types", "--quant-types", "--quant-types", "Weight types of the base model's variants (q4_0,q8_0)"},
-    SpecFlag{"n_gpu_layers", "--n-gpu-layers", "-ngl", "-ngl: layers on the GPU (default 0)"},
-    SpecFlag{"threads", "-t,--threads", "-t", "Threads (default 0: physical cores)"},
-    SpecFlag{"threads_batch", "--threads-batch", "-tb", "-tb: threads for batches (default 0: as -t)"},
-    SpecFlag{"numa", "--numa", "--numa", "none|distribute|isolate|numactl"},
-    SpecFlag{"cpu_mask", "-C,--cpu-mask", "-C", "CPU masks (default 0x0: all)"},
-    SpecFlag{"ctx_size", "-c,--ctx-size", "-c", "Context sizes (default 0: what the workload needs)"},
-    SpecFlag{"batch_size", "-b,--batch-size", "-b", "Logical batch sizes (default 2048)"},
-    SpecFlag{"ubatch_size", "--ubatch-size", "-ub", "-ub: physical batch sizes (default 512)"},
-    SpecFlag{"parallel", "--parallel", "-np", "-np: parallel sequences of the context (default 1)"},
-    SpecFlag{"cache_type_k", "--cache-type-k", "-ctk", "-ctk: KV cache K types (default f16)"},
-    SpecFlag{"cache_type_v", "--cache-type-v", "-ctv", "-ctv: KV cache V types (default f16)"},
-    SpecFlag{"flash_attn", "--flash-attn", "-fa", "-fa on|off|auto (default auto)"},
-    SpecFlag{"mmap", "--mmap", "-mmp", "-mmp 0|1: memory-map the model (default 1)"},
     SpecFlag{"n_prompt", "-p,--n-prompt", "-p", "pp workloads: prompt tokens (default 512 with tg 128)"},
     SpecFlag{"n_gen", "-n,--n-gen", "-n", "tg workloads: generated tokens"},
     SpecFlag{"pg", "--pg", "-pg", "-pg PP,TG: a prompt then generation (repeatable)"},
@@ -44,13 +34,25 @@ constexpr std::array kFlags{
 
 }  // namespace
 
+bool SpecFlagText::any() const {
+  const auto given = [](const auto& kv) { return !kv.second.empty(); };
+  return std::ranges::any_of(values, given) || std::ranges::any_of(settings.occurrences, given);
+}
+
 void add_sweep_spec_flags(CLI::App& app, SpecFlagText& text) {
   for (const SpecFlag& f : kFlags) {
     app.add_option(std::string(f.names), text.values[std::string(f.key)], std::string(f.help))
         ->expected(1)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-        ->group("Sweep dimensions and constraints (comma lists and ranges, as in bench)");
+        ->group("Models, workloads and constraints (comma lists and ranges, as in bench)");
   }
+  add_setting_list_flags(app, Command::sweep, text.settings);
+}
+
+std::vector<FlagAlias> sweep_flag_aliases() {
+  std::vector<FlagAlias> aliases = setting_flag_aliases(Command::sweep);
+  aliases.push_back({"-pg", "--pg"});
+  return aliases;
 }
 
 SpecText merge_spec_flags(SpecText base, const SpecFlagText& flags) {
@@ -63,6 +65,11 @@ SpecText merge_spec_flags(SpecText base, const SpecFlagText& flags) {
     auto it = flags.values.find(std::string(f.key));
     if (it == flags.values.end() || it->second.empty()) continue;
     base.entries[std::string(f.key)] = SpecEntry{.values = it->second, .where = std::string(f.shown)};
+  }
+  for (const auto& [key, occurrences] : flags.settings.occurrences) {
+    const Setting* setting = find_setting(key);
+    if (occurrences.empty() || !setting) continue;
+    base.entries[key] = SpecEntry{.values = occurrences, .where = std::string(setting->shown_flag())};
   }
   return base;
 }

@@ -8,21 +8,21 @@
 #include <cmath>
 #include <string_view>
 
+#include "engine/settings/setting_flags.h"
+#include "engine/settings/settings_table.h"
 #include "engine/settings/value_lists.h"
-#include "engine/context/flash_attention.h"
-#include "engine/kv/kv_storage.h"
 #include "kernels/ggml_type.h"
+#include "sweeps/spec/setting_json.h"
 #include "sweeps/store/stable_hash.h"
 
 namespace infertune {
 
 namespace {
 
-constexpr std::array<std::string_view, 25> kSpecKeys{
-    "models",     "base_model", "quant_types", "n_gpu_layers", "threads",  "threads_batch", "numa",
-    "cpu_mask",   "ctx_size",   "batch_size",  "ubatch_size",  "parallel", "cache_type_k",  "cache_type_v",
-    "flash_attn", "mmap",       "n_prompt",    "n_gen",        "pg",       "depth",         "batched",
-    "max_mem",    "min_ctx",    "time_budget", "order"};
+// The spec's own keys; the others are the settings the sweep takes (settings_table.h).
+constexpr std::array<std::string_view, 12> kSweepKeys{"models",  "base_model", "quant_types", "n_prompt",
+                                                      "n_gen",   "pg",         "depth",       "batched",
+                                                      "max_mem", "min_ctx",    "time_budget", "order"};
 
 // A generous cap on token counts and sizes: a typo is an error, not a sweep that cannot run.
 constexpr int kMaxTokens = 1 << 22;
@@ -40,11 +40,10 @@ Result<std::string> single(const SpecEntry& e) {
   return e.values[0];
 }
 
-Status ints(const SpecText& t, const std::string& key, std::vector<int>& into, int min, int max,
-            bool allow_negative = false) {
+Status ints(const SpecText& t, const std::string& key, std::vector<int>& into, int min, int max) {
   const SpecEntry* e = find(t, key);
   if (!e) return {};
-  auto values = parse_int_list(e->values, e->where, allow_negative);
+  auto values = parse_int_list(e->values, e->where);
   if (!values) return values.error();
   for (int v : *values) {
     if (v < min || v > max) return fail("{}: {} is outside {}..{}", e->where, v, min, max);
@@ -70,32 +69,11 @@ Status words(const SpecText& t, const std::string& key, std::vector<std::string>
   return {};
 }
 
-std::optional<std::string> kv_canon(const std::string& v) {
-  auto type = kv_type_from_name(v);
-  if (!type) return std::nullopt;
-  return std::string(ggml_type_name(*type));
-}
-
-std::optional<std::string> fa_canon(const std::string& v) {
-  auto mode = flash_attention_from_name(v);
-  if (!mode) return std::nullopt;
-  return std::string(flash_attention_name(*mode));
-}
-
-std::optional<std::string> numa_canon(const std::string& v) {
-  for (std::string_view m : {"none", "distribute", "isolate", "numactl"}) {
-    if (v == m) return v;
-  }
-  return std::nullopt;
-}
-
 std::optional<std::string> quant_canon(const std::string& v) {
   auto type = ggml_type_from_name(v);
   if (!type) return std::nullopt;
   return std::string(ggml_type_name(*type));
 }
-
-std::optional<std::string> any_word(const std::string& v) { return v; }
 
 Result<int> parse_count(std::string_view text, std::string_view where, std::string_view what) {
   int v = 0;
@@ -262,31 +240,32 @@ Status constraints(const SpecText& t, SweepSpec& s) {
   return {};
 }
 
+// Each setting the sweep takes, as its Setting checks and spells it: the same values, errors and ranges
+// as bench's lists of the same flags.
 Status dimensions(const SpecText& t, SweepSpec& s) {
-  if (Status st = ints(t, "n_gpu_layers", s.n_gpu_layers, -1, 100000, true); !st) return st;
-  if (Status st = ints(t, "threads", s.threads, 0, 4096); !st) return st;
-  if (Status st = ints(t, "threads_batch", s.threads_batch, 0, 4096); !st) return st;
-  if (Status st = words(t, "numa", s.numa, numa_canon, "none, distribute, isolate, numactl"); !st) return st;
-  if (Status st = words(t, "cpu_mask", s.cpu_mask, any_word, ""); !st) return st;
-  if (Status st = ints(t, "ctx_size", s.ctx_size, 0, kMaxTokens); !st) return st;
-  if (Status st = ints(t, "batch_size", s.batch_size, 1, kMaxTokens); !st) return st;
-  if (Status st = ints(t, "ubatch_size", s.ubatch_size, 1, kMaxTokens); !st) return st;
-  if (Status st = ints(t, "parallel", s.parallel, 1, 256); !st) return st;
-  constexpr std::string_view kKv = "f32, f16, bf16, q8_0, q4_0";
-  if (Status st = words(t, "cache_type_k", s.cache_type_k, kv_canon, kKv); !st) return st;
-  if (Status st = words(t, "cache_type_v", s.cache_type_v, kv_canon, kKv); !st) return st;
-  if (Status st = words(t, "flash_attn", s.flash_attn, fa_canon, "on, off, auto"); !st) return st;
-  if (const SpecEntry* e = find(t, "mmap")) {
-    auto v = parse_bool_list(e->values, e->where);
-    if (!v) return v.error();
-    s.mmap = std::move(*v);
+  for (const Setting* setting : settings_of(Command::sweep)) {
+    const SpecEntry* e = find(t, std::string(setting->key));
+    if (!e) continue;
+    auto values = parse_setting_values(*setting, Command::sweep, e->values, e->where);
+    if (!values) return values.error();
+    s.settings[std::string(setting->key)] = std::move(*values);
   }
   return {};
 }
 
 }  // namespace
 
-bool is_spec_key(std::string_view key) { return std::ranges::find(kSpecKeys, key) != kSpecKeys.end(); }
+bool is_spec_key(std::string_view key) {
+  if (std::ranges::find(kSweepKeys, key) != kSweepKeys.end()) return true;
+  const Setting* setting = find_setting(key);
+  return setting && setting->taken_by(Command::sweep);
+}
+
+SettingLists SweepSpec::default_sweep_settings() {
+  SettingLists defaults;
+  for (const Setting* s : settings_of(Command::sweep)) defaults[std::string(s->key)] = {std::string(s->default_value)};
+  return defaults;
+}
 
 std::string Workload::name() const {
   switch (kind) {
@@ -316,19 +295,16 @@ nlohmann::json SweepSpec::to_json() const {
   j["models"] = models;
   j["base_model"] = base_model;
   j["quant_types"] = quant_types;
-  j["n_gpu_layers"] = n_gpu_layers;
-  j["threads"] = threads;
-  j["threads_batch"] = threads_batch;
-  j["numa"] = numa;
-  j["cpu_mask"] = cpu_mask;
-  j["ctx_size"] = ctx_size;
-  j["batch_size"] = batch_size;
-  j["ubatch_size"] = ubatch_size;
-  j["parallel"] = parallel;
-  j["cache_type_k"] = cache_type_k;
-  j["cache_type_v"] = cache_type_v;
-  j["flash_attn"] = flash_attn;
-  j["mmap"] = mmap;
+  for (const auto& [key, values] : settings) {
+    const Setting* setting = find_setting(key);
+    // A setting added to the sweep after schema v2 enters the hash only when set, so old specs keep theirs.
+    if (setting && !setting->stored_when_default && values == std::vector{std::string(setting->default_value)}) {
+      continue;
+    }
+    nlohmann::json list = nlohmann::json::array();
+    for (const std::string& v : values) list.push_back(setting ? setting_json(*setting, v) : nlohmann::json(v));
+    j[key] = std::move(list);
+  }
   j["workloads"] = nlohmann::json::array();
   for (const auto& w : workloads) j["workloads"].push_back(w.to_json());
   j["max_mem_bytes"] = max_mem_bytes ? nlohmann::json(*max_mem_bytes) : nlohmann::json(nullptr);

@@ -2,6 +2,8 @@
 // What a sweep measures: the values of every dimension, the workloads, and the constraints. Read from a
 // YAML spec (spec_yaml.h) or from flags (spec_flags.h), both going through resolve_spec, so the two accept
 // the same dimension names, lists and ranges (engine/settings/value_lists.h) and give the same SweepSpec.
+// The dimensions are the settings of the settings table the sweep takes (engine/settings/settings_table.h):
+// their keys, flags, checks and canonical spellings all come from there.
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -30,25 +32,17 @@ struct Workload {
 
 enum class TrialOrder { Grouped, Interleaved, Random };
 
+// Canonical values by setting key.
+using SettingLists = std::map<std::string, std::vector<std::string>>;
+
 struct SweepSpec {
   // Either model files, or one base model and the quantization types to produce from it.
   std::vector<std::string> models;
   std::string base_model;
   std::vector<std::string> quant_types;
-  // Dimensions (each at least one value; the defaults are bench's).
-  std::vector<int> n_gpu_layers{0};
-  std::vector<int> threads{0};        // 0: the number of physical cores
-  std::vector<int> threads_batch{0};  // 0: as threads
-  std::vector<std::string> numa{"none"};
-  std::vector<std::string> cpu_mask{"0x0"};
-  std::vector<int> ctx_size{0};  // 0: just what the workload needs
-  std::vector<int> batch_size{2048};
-  std::vector<int> ubatch_size{512};
-  std::vector<int> parallel{1};
-  std::vector<std::string> cache_type_k{"f16"};
-  std::vector<std::string> cache_type_v{"f16"};
-  std::vector<std::string> flash_attn{"auto"};
-  std::vector<bool> mmap{true};
+  // Dimensions: every setting the sweep takes, by its key ("threads", "ctx_size"), as canonical values
+  // (Setting::parse), each at least one; a setting not given has its default_value alone.
+  SettingLists settings = default_sweep_settings();
   std::vector<Workload> workloads;
   // Constraints.
   std::optional<uint64_t> max_mem_bytes;  // --max-mem
@@ -57,9 +51,13 @@ struct SweepSpec {
   TrialOrder order = TrialOrder::Grouped;
   uint64_t seed = 0;  // --order random:SEED
 
-  // Canonical form: every field, sorted keys; its config_hash is the spec hash.
+  // Canonical form: every field, sorted keys, the settings typed as setting_json.h spells them; its
+  // config_hash is the spec hash.
   nlohmann::json to_json() const;
   std::string hash() const;
+
+  // Every sweep setting at its default value.
+  static SettingLists default_sweep_settings();
 };
 
 // A dimension's values as text, with where they came from for errors ("-t" or "spec.yaml:4: threads").
@@ -68,7 +66,7 @@ struct SpecEntry {
   std::string where;
 };
 
-// Everything a spec source gave, keyed by the dimension's YAML name (see kSpecKeys in sweep_spec.cpp).
+// Everything a spec source gave, keyed by the dimension's YAML name (is_spec_key).
 struct SpecText {
   std::map<std::string, SpecEntry> entries;
   // Workloads given one by one (the YAML `workloads:` list): each a map of pp/tg/depth/np text.
@@ -79,8 +77,8 @@ struct SpecText {
   std::vector<WorkloadText> workloads;
 };
 
-// Checks and expands the text: lists, ranges, names of KV types, -fa and --numa modes, sizes ("8G"),
-// durations ("30m"). Errors name the flag or YAML line and key.
+// Checks and expands the text: lists and ranges, each setting's values as its Setting checks and spells them
+// (parse_setting_values), sizes ("8G"), durations ("30m"). Errors name the flag or YAML line and key.
 Result<SweepSpec> resolve_spec(const SpecText& text);
 
 // "8G", "512M", "1.5GiB", "123456" (bytes); K/M/G/T are powers of 1024.
@@ -88,7 +86,8 @@ Result<uint64_t> parse_byte_size(std::string_view text, std::string_view where);
 // "90", "90s", "30m", "2h".
 Result<double> parse_duration_s(std::string_view text, std::string_view where);
 
-// Every YAML key resolve_spec knows (unknown keys are errors).
+// Every YAML key resolve_spec knows: the keys of the settings the sweep takes and the sweep's own (models,
+// workloads, constraints). Unknown keys are errors.
 bool is_spec_key(std::string_view key);
 
 }  // namespace infertune

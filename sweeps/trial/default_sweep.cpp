@@ -46,9 +46,11 @@ DefaultSweep default_sweep(unsigned physical_cores, uint64_t memory_bytes, const
   sweep.models = default_models(memory_bytes, cache_dir);
   SweepSpec& s = sweep.spec;
   for (const auto& m : sweep.models) s.models.push_back(m.path);
-  s.threads = default_sweep_threads(physical_cores);
-  s.batch_size = {128};
-  s.ubatch_size = {32, 128};
+  std::vector<std::string> threads;
+  for (int t : default_sweep_threads(physical_cores)) threads.push_back(std::to_string(t));
+  s.settings["threads"] = std::move(threads);
+  s.settings["batch_size"] = {"128"};
+  s.settings["ubatch_size"] = {"32", "128"};
   s.workloads = {{.kind = WorkloadKind::Prompt, .n_prompt = 128},
                  {.kind = WorkloadKind::Generate, .n_gen = 32},
                  {.kind = WorkloadKind::Batched, .n_prompt = 32, .n_gen = 16, .n_parallel = 1},

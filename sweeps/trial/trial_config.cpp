@@ -6,8 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "engine/batch/seq_set.h"
-#include "engine/kv/kv_storage.h"
+#include "sweeps/spec/config_fields.h"
 
 namespace infertune {
 namespace {
@@ -40,31 +39,14 @@ Result<std::string> text(const nlohmann::json& object, std::string_view key, std
   return (*v)->get<std::string>();
 }
 
-Result<GgmlType> kv_type(const nlohmann::json& config, std::string_view key) {
-  auto name = text(config, key);
-  if (!name) return name.error();
-  auto type = kv_type_from_name(*name);
-  if (!type) return fail("config field '{}': {}", key, type.error().message);
-  return *type;
-}
-
-Status placement(const nlohmann::json& c, PlacementOptions& p) {
-  auto threads = integer(c, "threads", 0, kMaxThreads);
-  if (!threads) return threads.error();
-  auto threads_batch = integer(c, "threads_batch", 0, kMaxThreads);
-  if (!threads_batch) return threads_batch.error();
-  // 0 is the spec's "pick for me" (physical cores; -tb: as -t), the engine's kAutoThreads.
-  p.threads = *threads > 0 ? static_cast<int>(*threads) : kAutoThreads;
-  p.threads_batch = *threads_batch > 0 ? static_cast<int>(*threads_batch) : kAutoThreads;
-  auto numa = text(c, "numa");
-  if (!numa) return numa.error();
-  auto mode = parse_numa_mode(*numa);
-  if (!mode) return fail("config field 'numa': {}", mode.error().message);
-  p.numa = *mode;
-  auto mask = text(c, "cpu_mask");
-  if (!mask) return mask.error();
-  p.cpu_mask = *mask == "0x0" || *mask == "0" ? std::string() : *mask;  // llama-bench's "no mask"
-  if (Status s = validate(p); !s) return fail("config field 'threads' / 'cpu_mask': {}", s.error().message);
+// What the settings table allows for a setting but a planned trial cannot have: the planner resolves -c 0 to
+// the workload's need and caps -ub at -b.
+Status check_planned(const ContextParams& c) {
+  if (c.n_ctx == 0) return fail("config field 'n_ctx': 0 is not a planned context (the planner resolves -c 0)");
+  if (c.n_ubatch > c.n_batch) {
+    return fail("config field 'n_ubatch': {} is above n_batch {} (the engine splits a batch into ubatches)", c.n_ubatch,
+                c.n_batch);
+  }
   return {};
 }
 
@@ -118,46 +100,19 @@ Result<Workload> parse_workload(const nlohmann::json& j) {
 }
 
 Result<TrialConfig> parse_trial_config(const nlohmann::json& c) {
-  if (!c.is_object()) return fail("trial config: expected a JSON object, got {}", c.dump());
-  TrialConfig t;
-  if (Status s = placement(c, t.placement); !s) return s.error();
-  if (c.contains("n_gpu_layers")) {
-    auto ngl = integer(c, "n_gpu_layers", -1, 100000);
-    if (!ngl) return ngl.error();
-    t.n_gpu_layers = static_cast<int>(*ngl);
-  }
-  const std::array<std::pair<const char*, uint32_t*>, 4> sizes{
-      {{"n_ctx", &t.n_ctx}, {"n_batch", &t.n_batch}, {"n_ubatch", &t.n_ubatch}, {"n_parallel", &t.n_parallel}}};
-  for (const auto& [key, into] : sizes) {
-    auto n = integer(c, key, 1, std::string_view(key) == "n_parallel" ? int64_t(kMaxSequences) : kMaxCount);
-    if (!n) return n.error();
-    *into = static_cast<uint32_t>(*n);
-  }
-  if (t.n_ubatch > t.n_batch) {
-    return fail("config field 'n_ubatch': {} is above n_batch {} (the engine splits a batch into ubatches)", t.n_ubatch,
-                t.n_batch);
-  }
-  auto type_k = kv_type(c, "type_k");
-  if (!type_k) return type_k.error();
-  auto type_v = kv_type(c, "type_v");
-  if (!type_v) return type_v.error();
-  t.type_k = *type_k;
-  t.type_v = *type_v;
-  auto fa = text(c, "flash_attn");
-  if (!fa) return fa.error();
-  auto mode = flash_attention_from_name(*fa);
-  if (!mode) return fail("config field 'flash_attn': '{}' is not on, off or auto", *fa);
-  t.flash_attn = *mode;
+  auto settings = read_config_fields(c);
+  if (!settings) return settings.error();
+  if (Status s = check_planned(settings->context); !s) return s.error();
   auto workload = field(c, "workload", "");
   if (!workload) return workload.error();
   auto w = parse_workload(**workload);
   if (!w) return w.error();
-  t.workload = *w;
-  if (t.workload.kind == WorkloadKind::Batched && uint32_t(t.workload.n_parallel) > t.n_parallel) {
-    return fail("config field 'n_parallel': {} is below the batched workload's n_parallel {}", t.n_parallel,
-                t.workload.n_parallel);
+  const uint32_t n_parallel = settings->context.n_seq_max;
+  if (w->kind == WorkloadKind::Batched && uint32_t(w->n_parallel) > n_parallel) {
+    return fail("config field 'n_parallel': {} is below the batched workload's n_parallel {}", n_parallel,
+                w->n_parallel);
   }
-  return t;
+  return TrialConfig{.settings = std::move(*settings), .workload = *w};
 }
 
 }  // namespace infertune

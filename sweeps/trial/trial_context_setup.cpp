@@ -1,41 +1,50 @@
 #include "sweeps/trial/trial_context_setup.h"
 
-namespace infertune {
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
-ContextParams trial_context_params(const TrialConfig& c, const PlacementPlan& plan, ThreadPool* pool) {
-  ContextParams params;
-  params.n_ctx = c.n_ctx;
-  params.n_threads = plan.n_threads;
-  params.n_threads_batch = plan.n_threads_batch;
-  params.n_batch = c.n_batch;
-  params.n_ubatch = c.n_ubatch;
-  params.n_seq_max = c.n_parallel;
-  params.type_k = c.type_k;
-  params.type_v = c.type_v;
-  params.flash_attn = c.flash_attn;
-  params.pool = pool;
-  return params;
+#include <cctype>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/settings/settings_table.h"
+
+namespace infertune {
+namespace {
+
+bool flag_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_'; }
+
+// `text` names `flag` as a word: "-C/--cpu-mask '0xF0'", "(use a larger -c)", but not "-t" in "-tb".
+bool names_flag(std::string_view text, std::string_view flag) {
+  if (flag.empty()) return false;
+  for (size_t at = text.find(flag); at != std::string_view::npos; at = text.find(flag, at + 1)) {
+    const size_t end = at + flag.size();
+    if ((at == 0 || !flag_char(text[at - 1])) && (end == text.size() || !flag_char(text[end]))) return true;
+  }
+  return false;
 }
 
-Result<TrialContext> start_trial_context(const Model& model, const TrialConfig& c) {
-  if (c.n_gpu_layers > 0) {
-    return fail("config field 'n_gpu_layers': {} needs a GPU backend, which the forward pass does not have",
-                c.n_gpu_layers);
+// The config fields of the sweep settings whose flags `message` names, quoted.
+std::vector<std::string> fields_named(std::string_view message) {
+  std::vector<std::string> fields;
+  for (const Setting* s : settings_of(Command::sweep)) {
+    if (names_flag(message, s->short_flag) || names_flag(message, s->long_flag) || names_flag(message, s->llama_flag)) {
+      fields.push_back(fmt::format("'{}'", s->config_key));
+    }
   }
-  TrialContext t;
-  auto placed = start_placed_pool(c.placement);
-  if (!placed) {
-    return fail("config fields 'threads' / 'threads_batch' / 'numa' / 'cpu_mask': {}", placed.error().message);
-  }
-  t.placed = std::move(*placed);
-  t.warnings = t.placed->warnings();
-  auto ctx = Context::create(model, trial_context_params(c, t.placed->plan, t.placed->pool.get()));
-  if (!ctx) {
-    return fail("config fields 'n_ctx' / 'n_batch' / 'n_ubatch' / 'n_parallel' / 'type_k' / 'type_v': {}",
-                ctx.error().message);
-  }
-  t.context = std::make_unique<Context>(std::move(*ctx));
-  return t;
+  return fields;
+}
+
+}  // namespace
+
+Result<PlacedContext> start_trial_context(const Model& model, const TrialConfig& config) {
+  auto placed = make_context(model, config.settings);
+  if (placed) return placed;
+  const std::string& message = placed.error().message;
+  const std::vector<std::string> fields = fields_named(message);
+  if (fields.empty()) return fail("trial context: {}", message);
+  return fail("config field{} {}: {}", fields.size() == 1 ? "" : "s", fmt::join(fields, " / "), message);
 }
 
 }  // namespace infertune

@@ -35,7 +35,8 @@ test::CommandResult run(const std::string& args) {
 TEST(RunCommandTest, LogitsOutReproducesInProcessLogits) {
   const auto out = test::temp_dir() / "logits.f32";
   const std::string ids = read_text("ref/seqB.txt");
-  const auto result = run(fmt::format("-m {} --prompt-tokens {} -n 0 -t 2 --logits-out {}",
+  // An f32 cache, as the in-process Context below (run's default is llama.cpp's f16).
+  const auto result = run(fmt::format("-m {} --prompt-tokens {} -n 0 -t 2 -ctk f32 -ctv f32 --logits-out {}",
                                       model_path("fixture-llama-f32.gguf"), ids, out.string()));
   ASSERT_EQ(result.exit_code, 0) << result.output;
   const std::vector<float> written = test::read_f32_file(out);

@@ -59,7 +59,7 @@ def synth(bin_path: str, path: str, arch: str, rope_args: list) -> None:
 def infertune_logits(bin_path: str, model: str, out: str, extra: list) -> np.ndarray:
     ids = ",".join(str(t) for t in tokens())
     result = subprocess.run([bin_path, "run", "-m", model, "--prompt-tokens", ids, "-n", "0", "-t", "2",
-                             "-c", "256", "--logits-out", out] + extra, capture_output=True, text=True)
+                             "-c", "256", "-ctk", "f32", "-ctv", "f32", "--logits-out", out] + extra, capture_output=True, text=True)
     if result.returncode != 0:
         raise RuntimeError(f"infertune run failed: {result.stdout}{result.stderr}")
     return np.fromfile(out, dtype="<f4").reshape(N_TOKENS, -1)

@@ -2,8 +2,14 @@
 // the infertune line is parsed by the real `infertune run`.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <sstream>
+
+#include "engine/settings/setting_flags.h"
+#include "engine/settings/settings_table.h"
 #include "recommend_test_data.h"
 #include "sweeps/recommend/command_lines.h"
+#include "sweeps/spec/config_fields.h"
 #include "test_support.h"
 
 namespace infertune {
@@ -68,13 +74,68 @@ TEST(RecommendCommandLines, OneSequenceIsLlamaCliAndAutoThreadsResolve) {
   EXPECT_FALSE(has(unknown.infertune, "-t")) << unknown.infertune;
 }
 
-TEST(RecommendCommandLines, GpuLayersOnlyInLlamaCppWithANote) {
+// `infertune run` takes -ngl (the settings table's flag) but has no GPU backend yet: the line carries the
+// value and a note says so.
+TEST(RecommendCommandLines, GpuLayersInBothLinesWithANote) {
   nlohmann::json config = trial_config(2, 1, single_workload("tg", 0, 64));
   config["n_gpu_layers"] = 99;
   const CommandLines lines = command_lines(candidate(config), 2);
   EXPECT_TRUE(has(lines.llama_cpp, "-ngl 99")) << lines.llama_cpp;
-  EXPECT_FALSE(has(lines.infertune, "-ngl")) << lines.infertune;
-  EXPECT_FALSE(lines.notes.empty());
+  EXPECT_TRUE(has(lines.infertune, "-ngl 99")) << lines.infertune;
+  ASSERT_FALSE(lines.notes.empty());
+  EXPECT_NE(lines.notes[0].find("no GPU backend"), std::string::npos) << lines.notes[0];
+}
+
+// A setting at its "not set" value is left out of both lines, as llama.cpp's tools read its absence: -c 0
+// is the command's own context, -ngl 0 the CPU, -np 1 one sequence. (The lines used to print -c 0.)
+TEST(RecommendCommandLines, NotSetValuesAreLeftOut) {
+  nlohmann::json config = trial_config(2, 1, single_workload("tg", 0, 64), 0);
+  const CommandLines lines = command_lines(candidate(config), 2);
+  for (const std::string& line : {lines.infertune, lines.llama_cpp}) {
+    for (const char* flag : {"-c", "-ngl", "-np", "--numa", "-C", "--no-mmap", "--cpu-strict", "--poll", "--prio"}) {
+      EXPECT_FALSE(has(line, flag)) << flag << " in " << line;
+    }
+    for (const char* part : {"-t 2", "-tb 2", "-b 512", "-ub 256", "-ctk f16", "-ctv f16", "-fa auto"}) {
+      EXPECT_TRUE(has(line, part)) << part << " in " << line;
+    }
+  }
+}
+
+// The infertune line read back by `infertune run`'s own flags (generated from the settings table, as the
+// line is) gives the candidate's settings, every one `run` takes.
+TEST(RecommendCommandLines, InfertuneLineParsesBackToTheCandidatesSettings) {
+  nlohmann::json config = trial_config(3, 1, single_workload("tg", 0, 64), 8192);
+  config["threads_batch"] = 5;
+  config["cpu_mask"] = "0x3";
+  config["numa"] = "distribute";
+  config["n_gpu_layers"] = 99;
+  config["n_batch"] = 1024;
+  config["n_ubatch"] = 128;
+  config["type_k"] = "q8_0";
+  config["type_v"] = "q4_0";
+  config["flash_attn"] = "on";
+  config["mmap"] = false;
+  const CommandLines lines = command_lines(candidate(config), 16);
+
+  std::vector<std::string> args;
+  std::istringstream words(lines.infertune.substr(std::string("infertune run ").size()));
+  for (std::string word; words >> word;) args.push_back(word);
+  CLI::App app;
+  std::string model;
+  app.add_option("-m", model);
+  EngineSettings parsed = default_engine_settings();
+  add_setting_flags(app, Command::run, parsed, [] { return Result<CpuSet>(CpuSet::range(0, 63)); });
+  rewrite_flag_aliases(args, setting_flag_aliases(Command::run));
+  std::ranges::reverse(args);  // CLI11 takes a vector last argument first
+  ASSERT_NO_THROW(app.parse(std::move(args))) << lines.infertune;
+
+  EXPECT_EQ(model, "/models/test.gguf");
+  const EngineSettings expected = read_config_fields_or_defaults(config);
+  for (const Setting* s : settings_of(Command::run)) {
+    EXPECT_EQ(s->read(parsed), s->read(expected)) << s->key << " in " << lines.infertune;
+  }
+  EXPECT_EQ(parsed.placement.threads_batch, 5);
+  EXPECT_FALSE(parsed.use_mmap);
 }
 
 TEST(RecommendCommandLines, InfertuneRunAcceptsTheFlags) {

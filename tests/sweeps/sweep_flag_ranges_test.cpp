@@ -21,11 +21,18 @@ constexpr const char* kMissingModel = "/nonexistent/never-loaded.gguf";
 TEST(SweepFlagRanges, ListElementsOutOfRangeAreRefused) {
   const auto dir = test::temp_dir();
   const std::pair<const char*, const char*> cases[] = {
-      {"-t 0,-3", "-t: -3 is out of range; allowed: >= 0"},
+      // The settings' ranges are the settings table's (engine/settings/settings_table.cpp), as bench's and
+      // run's: -1 and 0 both mean "as many threads as physical cores".
+      {"-t 0,-3", "-t: -3 is out of range; allowed: -1 (auto), 0 (auto) or 1..1024"},
       {"-p -5", "-p: -5 is out of range; allowed: >= 0"},
       {"-n 8,-1", "-n: -1 is out of range; allowed: >= 0"},
-      {"-b 0", "-b: 0 is "},  // the wording of the upper/lower bound checks is sweep_spec.cpp's
-      {"-t 5000", "-t: 5000 is "},
+      {"-b 0", "-b: 0 is out of range; allowed: 1..16777216"},
+      {"-t 5000", "-t: 5000 is out of range; allowed: -1 (auto), 0 (auto) or 1..1024"},
+      // llama.cpp's multi-letter flags reach the sweep (its own aliases) and are named as given.
+      {"-ngl -2", "-ngl: -2 is out of range; allowed: -1..100000"},
+      {"-ub 1,0", "-ub: 0 is out of range; allowed: 1..16777216"},
+      {"-np 300", "-np: 300 is out of range; allowed: 1..256"},
+      {"-ctk q9", "-ctk: 'q9' is not a KV cache type"},
   };
   for (const auto& [flags, message] : cases) {
     const auto result =

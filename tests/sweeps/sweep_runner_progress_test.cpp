@@ -119,19 +119,19 @@ TEST(SweepRunnerRecords, SpecYamlReadsBackToTheSameSpec) {
   ASSERT_TRUE(a) << a.error().message;
   ASSERT_TRUE(b) << b.error().message;
   EXPECT_EQ(a->hash(), b->hash());
-  EXPECT_EQ(a->cpu_mask, std::vector<std::string>{"0x0"});  // kept as text, not read as a number
+  EXPECT_EQ(a->settings.at("cpu_mask"), std::vector<std::string>{"0x0"});  // kept as text, not read as a number
 }
 
 TEST(SweepRunnerRecords, ResolvedSpecAsTextResolvesToTheSameSpec) {
   SweepSpec spec;
   spec.base_model = "/m/base.gguf";
   spec.quant_types = {"q4_0", "q8_0"};
-  spec.threads = {1, 2, 4};
-  spec.ubatch_size = {32, 128};
-  spec.cpu_mask = {"0x0", "0xff"};
-  spec.cache_type_k = {"f16", "q8_0"};
-  spec.flash_attn = {"on", "off"};
-  spec.mmap = {true, false};
+  spec.settings["threads"] = {"1", "2", "4"};
+  spec.settings["ubatch_size"] = {"32", "128"};
+  spec.settings["cpu_mask"] = {"0x0", "0xff"};
+  spec.settings["cache_type_k"] = {"f16", "q8_0"};
+  spec.settings["flash_attn"] = {"on", "off"};
+  spec.settings["mmap"] = {"1", "0"};
   spec.workloads = {{.kind = WorkloadKind::Prompt, .n_prompt = 128},
                     {.kind = WorkloadKind::Generate, .n_gen = 32, .depth = 256},
                     {.kind = WorkloadKind::PromptGenerate, .n_prompt = 16, .n_gen = 8},

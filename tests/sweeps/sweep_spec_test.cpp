@@ -1,7 +1,11 @@
 // The sweep spec: YAML and flags give the same SweepSpec, lists and ranges expand as in bench, errors name
 // the YAML line and key or the flag, and the spec hash depends on the settings only.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "engine/settings/settings_table.h"
 #include "sweeps/spec/spec_flags.h"
 #include "sweeps/spec/spec_yaml.h"
 #include "sweeps/spec/sweep_spec.h"
@@ -15,9 +19,20 @@ Result<SweepSpec> from_yaml(const std::string& yaml) {
   return resolve_spec(*text);
 }
 
-Result<SweepSpec> from_flags(const std::map<std::string, std::vector<std::string>>& values) {
-  return resolve_spec(merge_spec_flags({}, SpecFlagText{values}));
+// Flags by spec key, as CLI11 collects them: a setting's into SpecFlagText::settings, the others into values.
+SpecFlagText flag_text(const std::map<std::string, std::vector<std::string>>& values) {
+  SpecFlagText text;
+  for (const auto& [key, occurrences] : values) {
+    (find_setting(key) ? text.settings.occurrences : text.values)[key] = occurrences;
+  }
+  return text;
 }
+
+Result<SweepSpec> from_flags(const std::map<std::string, std::vector<std::string>>& values) {
+  return resolve_spec(merge_spec_flags({}, flag_text(values)));
+}
+
+using Values = std::vector<std::string>;
 
 constexpr const char* kYaml = R"(models: [a.gguf, b.gguf]
 threads: 1-4
@@ -39,12 +54,12 @@ TEST(SweepSpec, YamlExpandsListsAndRanges) {
   auto spec = from_yaml(kYaml);
   ASSERT_TRUE(spec) << spec.error().message;
   EXPECT_EQ(spec->models, (std::vector<std::string>{"a.gguf", "b.gguf"}));
-  EXPECT_EQ(spec->threads, (std::vector<int>{1, 2, 3, 4}));
-  EXPECT_EQ(spec->batch_size, (std::vector<int>{256, 512, 1024, 2048}));
-  EXPECT_EQ(spec->cache_type_k, (std::vector<std::string>{"f16", "q8_0"}));  // canonical spelling
-  EXPECT_EQ(spec->cache_type_v, (std::vector<std::string>{"f16"}));          // bench's default
-  EXPECT_EQ(spec->flash_attn, (std::vector<std::string>{"on", "off"}));
-  EXPECT_EQ(spec->mmap, (std::vector<bool>{true, false}));
+  EXPECT_EQ(spec->settings.at("threads"), (Values{"1", "2", "3", "4"}));
+  EXPECT_EQ(spec->settings.at("batch_size"), (Values{"256", "512", "1024", "2048"}));
+  EXPECT_EQ(spec->settings.at("cache_type_k"), (Values{"f16", "q8_0"}));  // canonical spelling
+  EXPECT_EQ(spec->settings.at("cache_type_v"), (Values{"f16"}));          // bench's default
+  EXPECT_EQ(spec->settings.at("flash_attn"), (Values{"on", "off"}));
+  EXPECT_EQ(spec->settings.at("mmap"), (Values{"1", "0"}));
   ASSERT_EQ(spec->workloads.size(), 4u);
   EXPECT_EQ(spec->workloads[0].name(), "pp512");
   EXPECT_EQ(spec->workloads[1].name(), "pp64+tg16@d1024");
@@ -115,7 +130,7 @@ void expect_error(const std::string& yaml, const std::string& fragment) {
 TEST(SweepSpec, YamlErrorsNameLineAndKey) {
   expect_error("models: m.gguf\nthreads: [1, x]\n", "spec.yaml:2: threads");
   expect_error("models: m.gguf\n\nthreadz: 4\n", "spec.yaml:3: threadz: unknown key 'threadz'");
-  expect_error("models: m.gguf\ncache_type_v: q5_1\n", "spec.yaml:2: cache_type_v: 'q5_1' is not one of");
+  expect_error("models: m.gguf\ncache_type_v: q5_1\n", "spec.yaml:2: cache_type_v: 'q5_1' is not a KV cache type");
   expect_error("models: m.gguf\nflash_attn: maybe\n", "spec.yaml:2: flash_attn");
   expect_error("models: m.gguf\nmax_mem: lots\n", "spec.yaml:2: max_mem: 'lots' is not a memory size");
   expect_error("models: m.gguf\nworkloads:\n  - {pp: 1}\n  - {pq: 5}\n", "spec.yaml:4: workloads[1]");
@@ -124,7 +139,14 @@ TEST(SweepSpec, YamlErrorsNameLineAndKey) {
   expect_error("models: [m.gguf\n", "spec.yaml:");  // a syntax error: line and column from yaml-cpp
   expect_error("threads: 2\n", "no model");
   expect_error("base_model: m.gguf\n", "base_model needs quant_types");
-  expect_error("models: m.gguf\nparallel: 0\n", "spec.yaml:2: parallel: 0 is outside 1..256");
+  // The ranges are the settings table's, as bench's and run's.
+  expect_error("models: m.gguf\nparallel: 0\n", "spec.yaml:2: parallel: 0 is out of range; allowed: 1..256");
+  expect_error("models: m.gguf\nthreads: 2000\n", "spec.yaml:2: threads: 2000 is out of range; allowed: ");
+  expect_error("models: m.gguf\nnuma: spread\n", "spec.yaml:2: numa: 'spread' is not none, distribute");
+  expect_error("models: m.gguf\ncpu_mask: 0xZZ\n", "spec.yaml:2: cpu_mask: ");
+  expect_error("models: m.gguf\nmmap: 2\n", "spec.yaml:2: mmap: '2' is not 0 or 1");
+  // Settings the sweep does not take are not spec keys.
+  expect_error("models: m.gguf\nmlock: 1\n", "spec.yaml:2: mlock: unknown key 'mlock'");
 }
 
 TEST(SweepSpec, FlagErrorsNameTheFlag) {
@@ -139,12 +161,69 @@ TEST(SweepSpec, FlagErrorsNameTheFlag) {
   EXPECT_NE(spec.error().message.find("--batched"), std::string::npos) << spec.error().message;
 }
 
+// Two values of a setting other than its default, as a comma list: numbers and 0/1 by kind; words from
+// samples (a word setting without one is checked with its default alone).
+std::string sample_values(const Setting& s) {
+  static const std::map<std::string_view, std::string> kWords{{"cpu_mask", "0x1,0x3"},
+                                                              {"numa", "distribute,isolate"},
+                                                              {"cache_type_k", "q8_0,f32"},
+                                                              {"cache_type_v", "q4_0,bf16"},
+                                                              {"flash_attn", "on,off"}};
+  if (s.kind == ValueKind::Integer) return "2,3";
+  if (s.kind == ValueKind::Boolean) return "0,1";
+  auto it = kWords.find(s.key);
+  return it != kWords.end() ? it->second : std::string(s.default_value);
+}
+
+// The spec `infertune sweep` builds from `args` (its flags, llama.cpp's multi-letter ones included).
+Result<SweepSpec> from_command_line(std::vector<std::string> args) {
+  CLI::App app;
+  SpecFlagText text;
+  add_sweep_spec_flags(app, text);
+  rewrite_flag_aliases(args, sweep_flag_aliases());
+  std::ranges::reverse(args);  // CLI11 takes a vector last argument first
+  try {
+    app.parse(std::move(args));
+  } catch (const CLI::ParseError& e) {
+    return fail("{}", e.what());
+  }
+  return resolve_spec(merge_spec_flags({}, text));
+}
+
+TEST(SweepSpec, EverySettingsFlagAndYamlKeyGiveTheSameSpec) {
+  const std::vector<const Setting*> settings = settings_of(Command::sweep);
+  ASSERT_FALSE(settings.empty());
+  for (const Setting* s : settings) {
+    EXPECT_TRUE(is_spec_key(s->key)) << s->key;
+    const std::string values = sample_values(*s);
+    const std::string yaml = fmt::format("models: m.gguf\n{}: \"{}\"\n", s->key, values);
+    auto from_yaml_key = from_yaml(yaml);
+    ASSERT_TRUE(from_yaml_key) << yaml << from_yaml_key.error().message;
+    for (std::string_view flag : {s->short_flag, s->long_flag}) {
+      if (flag.empty()) continue;
+      auto from_flag = from_command_line({"-m", "m.gguf", std::string(flag), values});
+      ASSERT_TRUE(from_flag) << flag << " " << values << ": " << from_flag.error().message;
+      EXPECT_EQ(from_flag->to_json(), from_yaml_key->to_json()) << flag << " " << values;
+      EXPECT_EQ(from_flag->hash(), from_yaml_key->hash()) << flag;
+    }
+    if (values != s->default_value) {
+      EXPECT_NE(from_yaml_key->settings.at(std::string(s->key)), (Values{std::string(s->default_value)})) << s->key;
+    }
+  }
+}
+
+TEST(SweepSpec, AliasesAreTheMultiLetterShortFlags) {
+  std::vector<std::string> args{"-tb", "2", "-ngl", "1", "-pg", "8,4", "-t", "1", "--", "-ngl"};
+  rewrite_flag_aliases(args, sweep_flag_aliases());
+  EXPECT_EQ(args, (Values{"--threads-batch", "2", "--n-gpu-layers", "1", "--pg", "8,4", "-t", "1", "--", "-ngl"}));
+}
+
 TEST(SweepSpec, FlagsReplaceYamlKeys) {
   auto text = parse_spec_yaml("models: m.gguf\nthreads: 1-4\nworkloads:\n  - {pp: 64}\n", "s.yaml");
   ASSERT_TRUE(text);
-  auto spec = resolve_spec(merge_spec_flags(*text, SpecFlagText{{{"threads", {"8"}}, {"n_gen", {"16"}}}}));
+  auto spec = resolve_spec(merge_spec_flags(*text, flag_text({{"threads", {"8"}}, {"n_gen", {"16"}}})));
   ASSERT_TRUE(spec) << spec.error().message;
-  EXPECT_EQ(spec->threads, (std::vector<int>{8}));
+  EXPECT_EQ(spec->settings.at("threads"), (Values{"8"}));
   ASSERT_EQ(spec->workloads.size(), 1u);
   EXPECT_EQ(spec->workloads[0].name(), "tg16");
 }

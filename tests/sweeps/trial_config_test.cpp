@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "sweeps/plan/trial_plan.h"
+#include "sweeps/spec/config_fields.h"
 #include "sweeps/trial/trial_config.h"
 #include "sweeps/trial/trial_executor.h"
 
@@ -37,16 +38,21 @@ std::string error_of(const nlohmann::json& config) {
 TEST(TrialConfig, ReadsEveryField) {
   auto c = parse_trial_config(good_config());
   ASSERT_TRUE(c) << c.error().message;
-  EXPECT_EQ(c->placement.threads, 2);
-  EXPECT_EQ(c->placement.threads_batch, kAutoThreads);
-  EXPECT_EQ(c->placement.numa, NumaMode::none);
-  EXPECT_EQ(c->placement.cpu_mask, "");
-  EXPECT_EQ(c->n_ctx, 64u);
-  EXPECT_EQ(c->n_batch, 32u);
-  EXPECT_EQ(c->n_ubatch, 16u);
-  EXPECT_EQ(c->type_k, GgmlType::F16);
-  EXPECT_EQ(c->type_v, GgmlType::Q8_0);
-  EXPECT_EQ(c->flash_attn, FlashAttention::Off);
+  const PlacementOptions& p = c->settings.placement;
+  EXPECT_EQ(p.threads, 2);
+  EXPECT_EQ(p.threads_batch, kAutoThreads);
+  EXPECT_EQ(p.numa, NumaMode::none);
+  EXPECT_EQ(p.cpu_mask, "");
+  const ContextParams& x = c->settings.context;
+  EXPECT_EQ(x.n_ctx, 64u);
+  EXPECT_EQ(x.n_batch, 32u);
+  EXPECT_EQ(x.n_ubatch, 16u);
+  EXPECT_EQ(x.n_seq_max, 1u);
+  EXPECT_EQ(x.type_k, GgmlType::F16);
+  EXPECT_EQ(x.type_v, GgmlType::Q8_0);
+  EXPECT_EQ(x.flash_attn, FlashAttention::Off);
+  EXPECT_EQ(c->settings.n_gpu_layers, 0);
+  EXPECT_TRUE(c->settings.use_mmap);
   EXPECT_EQ(c->workload.kind, WorkloadKind::PromptGenerate);
   EXPECT_EQ(c->workload.n_prompt, 16);
   EXPECT_EQ(c->workload.n_gen, 8);
@@ -56,10 +62,10 @@ TEST(TrialConfig, ReadsEveryField) {
 TEST(TrialConfig, ParsesEveryConfigThePlannerWrites) {
   SweepSpec spec;
   spec.models = {"m.gguf"};
-  spec.threads = {0, 1};
-  spec.numa = {"none", "distribute"};
-  spec.cache_type_k = {"f16", "q4_0"};
-  spec.flash_attn = {"on", "auto"};
+  spec.settings["threads"] = {"0", "1"};
+  spec.settings["numa"] = {"none", "distribute"};
+  spec.settings["cache_type_k"] = {"f16", "q4_0"};
+  spec.settings["flash_attn"] = {"on", "auto"};
   spec.workloads = {{.kind = WorkloadKind::Prompt, .n_prompt = 32, .depth = 16},
                     {.kind = WorkloadKind::Generate, .n_gen = 8},
                     {.kind = WorkloadKind::PromptGenerate, .n_prompt = 8, .n_gen = 8},
@@ -81,7 +87,7 @@ TEST(TrialConfig, ParsesEveryConfigThePlannerWrites) {
     ASSERT_TRUE(c) << t.config.dump() << ": " << c.error().message;
     EXPECT_EQ(c->workload.name(), t.workload);
     if (c->workload.kind == WorkloadKind::Batched) {
-      EXPECT_EQ(c->n_parallel, 4u);
+      EXPECT_EQ(c->settings.context.n_seq_max, 4u);
     }
   }
 }
@@ -100,6 +106,9 @@ TEST(TrialConfig, BadFieldsAreNamed) {
       {"'type_v'", [](auto& c) { c["type_v"] = 8; }},
       {"'flash_attn'", [](auto& c) { c["flash_attn"] = "maybe"; }},
       {"'n_gpu_layers'", [](auto& c) { c["n_gpu_layers"] = "all"; }},
+      {"'n_gpu_layers'", [](auto& c) { c.erase("n_gpu_layers"); }},  // the planner writes every setting's field
+      {"'mmap'", [](auto& c) { c["mmap"] = 1; }},
+      {"'cpu_mask'", [](auto& c) { c["cpu_mask"] = "0xZZ"; }},
       {"'workload'", [](auto& c) { c.erase("workload"); }},
       {"'workload.kind'", [](auto& c) { c["workload"]["kind"] = "chat"; }},
       {"'workload.n_gen'", [](auto& c) { c["workload"]["n_gen"] = 0; }},
@@ -121,6 +130,35 @@ TEST(TrialConfig, BadFieldsAreNamed) {
     EXPECT_NE(error.find(field), std::string::npos) << c.dump() << " -> '" << error << "'";
   }
   EXPECT_EQ(error_of(good_config()), "");
+}
+
+TEST(TrialConfig, ErrorsSayWhatIsAllowed) {
+  nlohmann::json c = good_config();
+  c["n_parallel"] = 1000;
+  EXPECT_EQ(error_of(c), "config field 'n_parallel': 1000 is out of range; allowed: 1..256");
+  c = good_config();
+  c["n_batch"] = 1.5;
+  EXPECT_EQ(error_of(c), "config field 'n_batch': expected an integer, got 1.5");
+  c = good_config();
+  c["n_ubatch"] = 64;
+  EXPECT_EQ(error_of(c), "config field 'n_ubatch': 64 is above n_batch 32 (the engine splits a batch into ubatches)");
+}
+
+// The setting fields are written and read by the settings table: what is read writes back the same fields.
+TEST(TrialConfig, SettingFieldsRoundTrip) {
+  nlohmann::json c = good_config();
+  c["cpu_mask"] = "0x3";
+  c["numa"] = "distribute";
+  c["mmap"] = false;
+  c["n_gpu_layers"] = -1;
+  auto parsed = parse_trial_config(c);
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  const nlohmann::json fields = config_fields(parsed->settings);
+  for (const auto& [key, value] : fields.items()) EXPECT_EQ(value, c[key]) << key;
+  c.erase("model");
+  c.erase("quant");
+  c.erase("workload");
+  EXPECT_EQ(fields, c) << "every setting field, nothing else";
 }
 
 TEST(TrialSettings, RoundTripsThroughJson) {

@@ -39,8 +39,8 @@ TEST(TrialDefaultSweep, HasTheDimensionsAndModels) {
     types.insert(std::string(sweep.models[i].request.file_type.name));
   }
   EXPECT_EQ(types, (std::set<std::string>{"q4_0", "q4_k_m", "q8_0"}));
-  EXPECT_EQ(s.threads, (std::vector<int>{1, 2}));
-  EXPECT_GE(s.batch_size.size() * s.ubatch_size.size(), 2u);
+  EXPECT_EQ(s.settings.at("threads"), (std::vector<std::string>{"1", "2"}));
+  EXPECT_GE(s.settings.at("batch_size").size() * s.settings.at("ubatch_size").size(), 2u);
   std::set<std::string> workloads;
   for (const Workload& w : s.workloads) workloads.insert(w.name());
   EXPECT_EQ(workloads, (std::set<std::string>{"pp128", "tg32", "batched np1 pp32+tg16", "batched np4 pp32+tg16"}));
