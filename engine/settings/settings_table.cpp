@@ -21,8 +21,7 @@ constexpr long long kMaxGpuLayers = 100000;
 // ----- values -----
 
 const IntRange& threads_range() {
-  static const IntRange range{
-      .low = 1, .high = kMaxThreads, .special = {{-1, "auto"}, {0, "auto"}}};
+  static const IntRange range{.low = 1, .high = kMaxThreads, .special = {{-1, "auto"}, {0, "auto"}}};
   return range;
 }
 
@@ -107,7 +106,7 @@ std::vector<Setting> build_table() {
       .commands = kEveryCommand, .list_commands = kLists,
       .stored_when_default = true,
       .canonical = canonical_threads,
-      .allowed = [] { return std::string("0 or -1 (auto), 1..") + std::to_string(kMaxThreads); },
+      .allowed = [] { return threads_range().describe(); },
       .apply = [](std::string_view v, EngineSettings& s) {
         s.placement.threads = as_int(v) > 0 ? as_int(v) : kAutoThreads;
       },
@@ -120,7 +119,7 @@ std::vector<Setting> build_table() {
       .commands = kRunStyle | Command::sweep, .list_commands = Command::sweep,
       .stored_when_default = true,
       .canonical = canonical_threads,
-      .allowed = [] { return std::string("0 or -1 (as -t), 1..") + std::to_string(kMaxThreads); },
+      .allowed = [] { return threads_range().describe(); },
       .apply = [](std::string_view v, EngineSettings& s) {
         s.placement.threads_batch = as_int(v) > 0 ? as_int(v) : kAutoThreads;
       },

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bench/probe/probe_cache.h"
+#include "engine/settings/setting_flags.h"
 #include "sweeps/plan/plan_table.h"
 #include "sweeps/plan/trial_plan.h"
 #include "sweeps/recommend/recommend.h"
@@ -105,6 +106,8 @@ struct PlannedSweep {
 Result<PlannedSweep> plan_from_text(SpecText text) {
   auto spec = resolve_spec(text);
   if (!spec) return spec.error();
+  // A -C mask naming CPUs this machine lacks is refused before any trial, as run and bench refuse it.
+  if (Status fits = check_settings_on_machine(spec->settings, this_machine_cpus); !fits) return fits.error();
   auto plan = plan_sweep(*spec, gguf_model_shapes());
   if (!plan) return plan.error();
   return PlannedSweep{.text = std::move(text), .spec = std::move(*spec), .plan = std::move(*plan)};

@@ -10,6 +10,9 @@
 #include <filesystem>
 #include <set>
 #include <string_view>
+#include <vector>
+
+#include "engine/settings/settings_table.h"
 
 namespace infertune {
 
@@ -46,17 +49,23 @@ std::string format_duration(double seconds) {
 
 namespace {
 
-// Config keys as bench's flags, in the order short_config prints them.
+// Config keys as bench's flags without their dashes, in the order short_config prints them: the model, its
+// quant, then the sweep's settings in the settings table's order.
 struct KeyFlag {
-  std::string_view key, flag;
+  std::string key, flag;
 };
-constexpr std::array kKeyFlags{
-    KeyFlag{"model", "m"},    KeyFlag{"quant", "q"},     KeyFlag{"n_gpu_layers", "ngl"},
-    KeyFlag{"mmap", "mmp"},   KeyFlag{"threads", "t"},   KeyFlag{"threads_batch", "tb"},
-    KeyFlag{"numa", "numa"},  KeyFlag{"cpu_mask", "C"},  KeyFlag{"n_ctx", "c"},
-    KeyFlag{"n_batch", "b"},  KeyFlag{"n_ubatch", "ub"}, KeyFlag{"n_parallel", "np"},
-    KeyFlag{"type_k", "ctk"}, KeyFlag{"type_v", "ctv"},  KeyFlag{"flash_attn", "fa"},
-};
+
+const std::vector<KeyFlag>& key_flags() {
+  static const std::vector<KeyFlag> flags = [] {
+    std::vector<KeyFlag> out{{"model", "m"}, {"quant", "q"}};
+    for (const Setting* s : settings_of(Command::sweep)) {
+      const std::string_view flag = s->shown_flag();
+      out.push_back({std::string(s->config_key), std::string(flag.substr(flag.find_first_not_of('-')))});
+    }
+    return out;
+  }();
+  return flags;
+}
 
 std::string value_text(const std::string& key, const nlohmann::json& v) {
   if (v.is_string()) {
@@ -71,26 +80,26 @@ std::string value_text(const std::string& key, const nlohmann::json& v) {
 
 std::vector<std::string> varying_config_keys(const SweepPlan& plan) {
   std::vector<std::string> keys;
-  for (const KeyFlag& k : kKeyFlags) {
+  for (const KeyFlag& k : key_flags()) {
     std::set<std::string> values;
     for (const PlannedTrial& t : plan.trials) {
       if (t.skipped()) continue;
-      auto it = t.config.find(std::string(k.key));
+      auto it = t.config.find(k.key);
       values.insert(it == t.config.end() ? std::string() : it->dump());
     }
-    if (values.size() > 1) keys.emplace_back(k.key);
+    if (values.size() > 1) keys.push_back(k.key);
   }
   return keys;
 }
 
 std::string short_config(const nlohmann::json& config, const std::vector<std::string>& keys) {
   std::string out;
-  for (const KeyFlag& k : kKeyFlags) {
+  for (const KeyFlag& k : key_flags()) {
     if (std::ranges::find(keys, k.key) == keys.end()) continue;
-    auto it = config.find(std::string(k.key));
+    auto it = config.find(k.key);
     if (it == config.end()) continue;
     if (!out.empty()) out += ' ';
-    out += fmt::format("{} {}", k.flag, value_text(std::string(k.key), *it));
+    out += fmt::format("{} {}", k.flag, value_text(k.key, *it));
   }
   return out;
 }

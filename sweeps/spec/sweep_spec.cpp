@@ -261,8 +261,8 @@ bool is_spec_key(std::string_view key) {
   return setting && setting->taken_by(Command::sweep);
 }
 
-SettingLists SweepSpec::default_sweep_settings() {
-  SettingLists defaults;
+SettingValues SweepSpec::default_sweep_settings() {
+  SettingValues defaults;
   for (const Setting* s : settings_of(Command::sweep)) defaults[std::string(s->key)] = {std::string(s->default_value)};
   return defaults;
 }

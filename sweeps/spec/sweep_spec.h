@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/settings/setting_flags.h"
 #include "kernels/result.h"
 
 namespace infertune {
@@ -32,9 +33,6 @@ struct Workload {
 
 enum class TrialOrder { Grouped, Interleaved, Random };
 
-// Canonical values by setting key.
-using SettingLists = std::map<std::string, std::vector<std::string>>;
-
 struct SweepSpec {
   // Either model files, or one base model and the quantization types to produce from it.
   std::vector<std::string> models;
@@ -42,7 +40,7 @@ struct SweepSpec {
   std::vector<std::string> quant_types;
   // Dimensions: every setting the sweep takes, by its key ("threads", "ctx_size"), as canonical values
   // (Setting::parse), each at least one; a setting not given has its default_value alone.
-  SettingLists settings = default_sweep_settings();
+  SettingValues settings = default_sweep_settings();
   std::vector<Workload> workloads;
   // Constraints.
   std::optional<uint64_t> max_mem_bytes;  // --max-mem
@@ -57,7 +55,7 @@ struct SweepSpec {
   std::string hash() const;
 
   // Every sweep setting at its default value.
-  static SettingLists default_sweep_settings();
+  static SettingValues default_sweep_settings();
 };
 
 // A dimension's values as text, with where they came from for errors ("-t" or "spec.yaml:4: threads").
