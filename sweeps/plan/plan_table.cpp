@@ -2,29 +2,72 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "engine/settings/settings_table.h"
+#include "sweeps/spec/setting_json.h"
+
 namespace infertune {
 
 namespace {
 
 std::string mib(uint64_t bytes) { return fmt::format("{:.1f}", static_cast<double>(bytes) / 1048576.0); }
 
-std::string group_title(const TrialGroup& g) {
-  const std::string quant = g.key["quant"].get<std::string>();
-  return fmt::format("{}{} -ngl {} mmap {}", g.key["model"].get<std::string>(), quant.empty() ? "" : " as " + quant,
-                     g.key["n_gpu_layers"].get<int>(), g.key["mmap"].get<bool>() ? 1 : 0);
+// The canonical text of `setting` in a config the planner wrote (its default where the field is absent: a
+// setting stored only when set).
+std::string value_of(const Setting& setting, const nlohmann::json& config) {
+  auto it = config.find(setting.config_key);
+  if (it == config.end()) return std::string(setting.default_value);
+  auto text = setting_json_text(setting, *it);
+  return text ? *text : it->dump();
 }
 
-std::string trial_line(const PlannedTrial& t) {
-  const auto& c = t.config;
-  std::string mem = t.memory ? fmt::format("{:>9} {:>8} {:>8} {:>9}", mib(t.memory->weights), mib(t.memory->kv),
-                                           mib(t.memory->compute), mib(t.memory->total()))
-                             : fmt::format("{:>9} {:>8} {:>8} {:>9}", "-", "-", "-", "-");
-  return fmt::format("{:>5} {} {:>3} {:>3} {:>10} {:>6} {:>6} {:>5} {:>5} {:>3} {:>4} {:>4} {:>4} {:<26} {} {}\n",
-                     t.index + 1, t.hash, c["threads"].get<int>(), c["threads_batch"].get<int>(),
-                     c["numa"].get<std::string>(), c["cpu_mask"].get<std::string>(), c["n_ctx"].get<uint32_t>(),
-                     c["n_batch"].get<int>(), c["n_ubatch"].get<int>(), c["n_parallel"].get<int>(),
-                     c["type_k"].get<std::string>(), c["type_v"].get<std::string>(), c["flash_attn"].get<std::string>(),
-                     t.workload, mem, t.skipped() ? "skip: " + t.skip_reason : "run");
+std::string flag_name(const Setting& setting) {
+  const std::string_view flag = setting.shown_flag();
+  return std::string(flag.substr(flag.find_first_not_of('-')));
+}
+
+std::string group_title(const TrialGroup& g) {
+  const std::string quant = g.key["quant"].get<std::string>();
+  std::string title = g.key["model"].get<std::string>() + (quant.empty() ? "" : " as " + quant);
+  for (const Setting* s : settings_of(Command::sweep)) {
+    if (s->reloads_model) title += fmt::format(" {} {}", s->shown_flag(), value_of(*s, g.key));
+  }
+  return title;
+}
+
+// The columns of the trial lines: every sweep setting that does not reload the model (those head the group),
+// as wide as its widest value.
+struct Column {
+  const Setting* setting;
+  size_t width;
+};
+
+std::vector<Column> setting_columns(const SweepPlan& plan) {
+  std::vector<Column> columns;
+  for (const Setting* s : settings_of(Command::sweep)) {
+    if (s->reloads_model) continue;
+    size_t width = flag_name(*s).size();
+    for (const PlannedTrial& t : plan.trials) width = std::max(width, value_of(*s, t.config).size());
+    columns.push_back({s, width});
+  }
+  return columns;
+}
+
+std::string trial_line(const PlannedTrial& t, const std::vector<Column>& columns) {
+  std::string line = fmt::format("{:>5} {}", t.index + 1, t.hash);
+  for (const Column& c : columns) line += fmt::format(" {:>{}}", value_of(*c.setting, t.config), c.width);
+  const std::string mem = t.memory ? fmt::format("{:>9} {:>8} {:>8} {:>9}", mib(t.memory->weights), mib(t.memory->kv),
+                                                 mib(t.memory->compute), mib(t.memory->total()))
+                                   : fmt::format("{:>9} {:>8} {:>8} {:>9}", "-", "-", "-", "-");
+  return line + fmt::format(" {:<26} {} {}\n", t.workload, mem, t.skipped() ? "skip: " + t.skip_reason : "run");
+}
+
+std::string header_line(const std::vector<Column>& columns) {
+  std::string line = fmt::format("{:>5} {:<16}", "#", "config hash");
+  for (const Column& c : columns) line += fmt::format(" {:>{}}", flag_name(*c.setting), c.width);
+  return line + fmt::format(" {:<26} {:>9} {:>8} {:>8} {:>9} {}\n", "workload", "weights", "kv", "compute", "total MiB",
+                            "status");
 }
 
 }  // namespace
@@ -35,11 +78,8 @@ std::string format_plan(const SweepSpec& spec, const SweepPlan& plan) {
   if (spec.max_mem_bytes) out += fmt::format("--max-mem {} MiB\n", mib(*spec.max_mem_bytes));
   if (spec.min_ctx) out += fmt::format("--min-ctx {}\n", spec.min_ctx);
   if (spec.time_budget_s) out += fmt::format("time budget {:g} s (enforced by the runner)\n", *spec.time_budget_s);
-  const std::string header = fmt::format(
-      "{:>5} {:<16} {:>3} {:>3} {:>10} {:>6} {:>6} {:>5} {:>5} {:>3} {:>4} {:>4} {:>4} {:<26} {:>9} "
-      "{:>8} {:>8} {:>9} {}\n",
-      "#", "config hash", "t", "tb", "numa", "C", "c", "b", "ub", "np", "ctk", "ctv", "fa", "workload", "weights", "kv",
-      "compute", "total MiB", "status");
+  const std::vector<Column> columns = setting_columns(plan);
+  const std::string header = header_line(columns);
   for (size_t g = 0; g < plan.groups.size(); ++g) {
     const TrialGroup& group = plan.groups[g];
     size_t skipped = 0;
@@ -47,7 +87,7 @@ std::string format_plan(const SweepSpec& spec, const SweepPlan& plan) {
     out += fmt::format("\ngroup {}/{}: {} ({} trials, {} skipped)\n", g + 1, plan.groups.size(), group_title(group),
                        group.trials.size(), skipped);
     out += header;
-    for (size_t i : group.trials) out += trial_line(plan.trials[i]);
+    for (size_t i : group.trials) out += trial_line(plan.trials[i], columns);
   }
   return out;
 }

@@ -21,7 +21,7 @@ TEST(SweepCommand, DryRunPrintsThePlanFromYaml) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("4 trials in 1 reload groups, 2 skipped"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("skip: predicted"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("fixture-llama-Q8_0.gguf -ngl 0 mmap 1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("fixture-llama-Q8_0.gguf -ngl 0 -mmp 1"), std::string::npos) << r.output;
 }
 
 TEST(SweepCommand, FlagsWithBenchNames) {

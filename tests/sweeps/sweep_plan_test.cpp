@@ -185,7 +185,7 @@ TEST(SweepPlan, TableShowsGroupsTrialsAndSkips) {
   ASSERT_TRUE(plan);
   const std::string table = format_plan(spec, *plan);
   EXPECT_NE(table.find("2 trials in 1 reload groups, 1 skipped"), std::string::npos) << table;
-  EXPECT_NE(table.find("group 1/1: m.gguf -ngl 0 mmap 1"), std::string::npos) << table;
+  EXPECT_NE(table.find("group 1/1: m.gguf -ngl 0 -mmp 1"), std::string::npos) << table;
   EXPECT_NE(table.find(plan->trials[0].hash), std::string::npos) << table;
   EXPECT_NE(table.find("skip: predicted"), std::string::npos) << table;
   const auto json = plan_to_json(*plan);
