@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "fake_model_shape.h"
 #include "sweeps/plan/trial_plan.h"
 #include "sweeps/spec/config_fields.h"
 #include "sweeps/spec/spec_yaml.h"
@@ -12,21 +13,6 @@
 
 namespace infertune {
 namespace {
-
-ModelShape fake_shape() {
-  ModelShape s;
-  s.config.n_layers = 4;
-  s.config.n_embd = 256;
-  s.config.n_head = 8;
-  s.config.n_head_kv = 2;
-  s.config.head_dim = 32;
-  s.config.head_dim_v = 32;
-  s.config.n_ff = 512;
-  s.config.n_vocab = 512;
-  s.tensor_bytes = 1 << 20;
-  s.file_bytes = (1 << 20) + 4096;
-  return s;
-}
 
 // Every dimension given more than one value where it may, the constraints and every workload kind.
 constexpr const char* kSpec = R"(models: [a.gguf, b.gguf]
@@ -66,8 +52,7 @@ Hashes hashes_of(const std::string& yaml) {
   EXPECT_TRUE(text) << text.error().message;
   auto spec = resolve_spec(*text);
   EXPECT_TRUE(spec) << spec.error().message;
-  auto plan =
-      plan_sweep(*spec, [](const std::string&, const std::string&) -> Result<ModelShape> { return fake_shape(); });
+  auto plan = plan_sweep(*spec, test::fake_model_shapes());
   EXPECT_TRUE(plan) << plan.error().message;
   std::vector<std::string> trials, groups;
   for (const PlannedTrial& t : plan->trials) trials.push_back(t.hash);
@@ -104,8 +89,7 @@ TEST(SweepHashStability, ASettingAddedLaterIsStoredOnlyWhenSet) {
   ASSERT_TRUE(text) << text.error().message;
   auto spec = resolve_spec(*text);
   ASSERT_TRUE(spec) << spec.error().message;
-  auto plan =
-      plan_sweep(*spec, [](const std::string&, const std::string&) -> Result<ModelShape> { return fake_shape(); });
+  auto plan = plan_sweep(*spec, test::fake_model_shapes());
   ASSERT_TRUE(plan) << plan.error().message;
   ASSERT_EQ(plan->trials.size(), 2u);
   std::vector<int> polls;

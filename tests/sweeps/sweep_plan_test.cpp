@@ -5,32 +5,13 @@
 #include <set>
 
 #include "sweeps/plan/plan_table.h"
+#include "fake_model_shape.h"
 #include "sweeps/plan/trial_plan.h"
 #include "sweeps/spec/spec_yaml.h"
 #include "sweeps/store/stable_hash.h"
 
 namespace infertune {
 namespace {
-
-// A small llama-shaped model that needs no file: 4 layers, 2 KV heads of 32, 1 MiB of weights.
-ModelShape fake_shape() {
-  ModelShape s;
-  s.config.n_layers = 4;
-  s.config.n_embd = 256;
-  s.config.n_head = 8;
-  s.config.n_head_kv = 2;
-  s.config.head_dim = 32;
-  s.config.head_dim_v = 32;
-  s.config.n_ff = 512;
-  s.config.n_vocab = 512;
-  s.tensor_bytes = 1 << 20;
-  s.file_bytes = (1 << 20) + 4096;
-  return s;
-}
-
-ModelShapeFn fake_shapes() {
-  return [](const std::string&, const std::string&) -> Result<ModelShape> { return fake_shape(); };
-}
 
 SweepSpec spec_of(const std::string& yaml) {
   auto text = parse_spec_yaml(yaml, "spec.yaml");
@@ -41,7 +22,7 @@ SweepSpec spec_of(const std::string& yaml) {
 }
 
 SweepPlan plan_of(const std::string& yaml) {
-  auto plan = plan_sweep(spec_of(yaml), fake_shapes());
+  auto plan = plan_sweep(spec_of(yaml), test::fake_model_shapes());
   EXPECT_TRUE(plan) << plan.error().message;
   return *plan;
 }
@@ -181,7 +162,7 @@ TEST(SweepPlan, OrdersArePermutationsOfTheProduct) {
 
 TEST(SweepPlan, TableShowsGroupsTrialsAndSkips) {
   const auto spec = spec_of("models: m.gguf\nctx_size: [128, 4096]\nmax_mem: 3M\nworkloads:\n  - {pp: 64}\n");
-  auto plan = plan_sweep(spec, fake_shapes());
+  auto plan = plan_sweep(spec, test::fake_model_shapes());
   ASSERT_TRUE(plan);
   const std::string table = format_plan(spec, *plan);
   EXPECT_NE(table.find("2 trials in 1 reload groups, 1 skipped"), std::string::npos) << table;
