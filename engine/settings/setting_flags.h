@@ -44,12 +44,12 @@ struct SettingText {
 };
 
 // Every setting `command` takes, as options collecting their text into `text` (which must outlive the
-// parse). `group` heads the list-taking ones in --help.
+// parse), under their table groups in --help.
 void add_setting_list_flags(CLI::App& app, Command command, SettingText& text);
 
 // The values of one setting given as `occurrences` (each a comma list where the setting takes a list for
-// `command`, else exactly one value), checked and canonical; integer lists expand ranges. Errors start
-// with `where` (the flag, or "spec.yaml:4: threads").
+// `command`, else exactly one occurrence of one value), checked and canonical; integer lists expand ranges.
+// Errors start with `where` (the flag, or "spec.yaml:4: threads").
 Result<std::vector<std::string>> parse_setting_values(const Setting& setting, Command command,
                                                       const std::vector<std::string>& occurrences,
                                                       std::string_view where);
