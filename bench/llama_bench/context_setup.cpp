@@ -43,7 +43,8 @@ uint64_t kv_cache_bytes(const ModelConfig& config, const BenchTest& test) {
     return bytes ? *bytes : uint64_t(config.n_head_kv) * head_dim * sizeof(float);
   };
   const ContextParams& c = test.settings.context;
-  const uint64_t per_cell = uint64_t(config.n_layers) * (row(c.type_k, config.head_dim) + row(c.type_v, config.head_dim_v));
+  const uint64_t per_cell =
+      uint64_t(config.n_layers) * (row(c.type_k, config.head_dim) + row(c.type_v, config.head_dim_v));
   return per_cell * uint64_t(std::max(test.n_ctx(), 0));
 }
 

@@ -34,9 +34,9 @@ void add_shapes(const BenchParams& params, const BenchTest& config, std::vector<
 }
 
 // llama-bench's loop order, outermost first; "depth" is the -d list, the rest are setting keys.
-constexpr std::array<std::string_view, 12> kLlamaBenchOrder{
-    "n_gpu_layers", "mmap",    "batch_size", "ubatch_size", "cache_type_k", "cache_type_v",
-    "flash_attn",   "threads", "cpu_mask",   "cpu_strict",  "depth",        "poll"};
+constexpr std::array<std::string_view, 12> kLlamaBenchOrder{"n_gpu_layers", "mmap",         "batch_size", "ubatch_size",
+                                                            "cache_type_k", "cache_type_v", "flash_attn", "threads",
+                                                            "cpu_mask",     "cpu_strict",   "depth",      "poll"};
 
 // The loops of the matrix: llama-bench's, then the settings bench takes that llama-bench does not loop over.
 std::vector<std::string_view> bench_axes(const BenchParams& params) {
@@ -76,9 +76,8 @@ std::string BenchTest::value(std::string_view key) const { return find_setting(k
 
 bool BenchTest::same_model_load(const BenchTest& other) const {
   if (model != other.model) return false;
-  return std::ranges::all_of(all_settings(), [&](const Setting& s) {
-    return !s.reloads_model || s.read(settings) == s.read(other.settings);
-  });
+  return std::ranges::all_of(
+      all_settings(), [&](const Setting& s) { return !s.reloads_model || s.read(settings) == s.read(other.settings); });
 }
 
 std::string test_name(const BenchTest& test) {

@@ -44,7 +44,7 @@ struct Setting {
   std::string_view key = {};         // snake_case; the sweep spec's key (YAML and flags) and the name in messages
   std::string_view group = {};       // the heading its flag is listed under in --help
   std::string_view config_key = {};  // the field of a stored trial configuration (sweeps/store)
-  std::string_view short_flag = {};  // "-t", "-ctk" (multi-letter: rewritten to the long form per command); may be empty
+  std::string_view short_flag = {};  // "-t", "-ctk" (multi-letter ones reach CLI11 as the long form); or none
   std::string_view long_flag = {};   // "--threads"
   std::string_view llama_flag = {};  // how llama.cpp's tools spell it on a command line ("-ctk")
   // Commands that take the setting as a switch that sets one value ("--no-mmap" sets mmap 0) instead of
@@ -56,9 +56,9 @@ struct Setting {
   std::string_view default_value = {};  // canonical text
   std::string_view unset_value = {};    // a canonical value meaning "not set": left out of printed command lines
   std::string_view help = {};           // one line; the allowed values and the default are added from the entry
-  Commands commands = {};          // which commands take it
-  Commands list_commands = {};     // where it takes a comma list / ranges (bench, sweep)
-  Commands switch_commands = {};   // where it is given as switch_flag (run-style commands, as llama.cpp's)
+  Commands commands = {};               // which commands take it
+  Commands list_commands = {};          // where it takes a comma list / ranges (bench, sweep)
+  Commands switch_commands = {};        // where it is given as switch_flag (run-style commands, as llama.cpp's)
   // Loading the model depends on it (-ngl places the weights, mmap maps them): tests or trials that differ in
   // it cannot share a loaded model.
   bool reloads_model = false;

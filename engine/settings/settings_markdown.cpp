@@ -19,8 +19,8 @@ std::string how_taken(const Setting& s, Command command) {
 }
 
 std::string flags_cell(const Setting& s) {
-  std::string cell = s.short_flag.empty() ? fmt::format("`{}`", s.long_flag)
-                                          : fmt::format("`{}`, `{}`", s.short_flag, s.long_flag);
+  std::string cell =
+      s.short_flag.empty() ? fmt::format("`{}`", s.long_flag) : fmt::format("`{}`, `{}`", s.short_flag, s.long_flag);
   if (!s.switch_flag.empty()) cell += fmt::format(", `{}`", s.switch_flag);
   return cell;
 }

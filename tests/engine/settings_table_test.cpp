@@ -66,7 +66,9 @@ TEST(SettingsTable, NamesAreUnique) {
     EXPECT_TRUE(keys.insert(s.key).second) << s.key;
     EXPECT_TRUE(config_keys.insert(s.config_key).second) << s.config_key;
     for (std::string_view flag : {s.short_flag, s.long_flag, s.switch_flag}) {
-      if (!flag.empty()) EXPECT_TRUE(flags.insert(flag).second) << flag;
+      if (!flag.empty()) {
+        EXPECT_TRUE(flags.insert(flag).second) << flag;
+      }
     }
     EXPECT_EQ(find_setting(s.key), &s);
     EXPECT_EQ(find_setting_by_config_key(s.config_key), &s);
@@ -104,10 +106,9 @@ TEST(SettingsTable, EveryValueRoundTrips) {
 
 TEST(SettingsTable, BadValuesAreRefusedNamingTheFlag) {
   const std::vector<std::pair<std::string, std::string>> bad{
-      {"threads", "-2"},  {"threads", "x"},       {"cpu_mask", "zz"},   {"cpu_strict", "2"},
-      {"numa", "spread"}, {"prio", "4"},          {"poll", "101"},      {"n_gpu_layers", "-5"},
-      {"ctx_size", "-1"}, {"batch_size", "0"},    {"ubatch_size", "0"}, {"parallel", "0"},
-      {"cache_type_k", "q4_k"}, {"flash_attn", "maybe"}, {"mmap", "2"},
+      {"threads", "-2"},    {"threads", "x"},  {"cpu_mask", "zz"},       {"cpu_strict", "2"},     {"numa", "spread"},
+      {"prio", "4"},        {"poll", "101"},   {"n_gpu_layers", "-5"},   {"ctx_size", "-1"},      {"batch_size", "0"},
+      {"ubatch_size", "0"}, {"parallel", "0"}, {"cache_type_k", "q4_k"}, {"flash_attn", "maybe"}, {"mmap", "2"},
   };
   for (const auto& [key, value] : bad) {
     const Setting& s = *find_setting(key);
@@ -130,8 +131,8 @@ TEST(SettingsTable, PrintedCommandLinesParseBackUnchanged) {
         EngineSettings parsed;
         ASSERT_EQ(parse(command, flags, parsed), "") << command_name(command) << " " << varied.key << " " << given;
         for (const Setting* s : settings_of(command)) {
-          EXPECT_EQ(s->read(parsed), s->read(printed)) << command_name(command) << ": " << s->key << " after "
-                                                       << varied.key << " = " << canonical;
+          EXPECT_EQ(s->read(parsed), s->read(printed))
+              << command_name(command) << ": " << s->key << " after " << varied.key << " = " << canonical;
         }
       }
     }
@@ -143,8 +144,8 @@ TEST(SettingsTable, UnsetValuesAreLeftOutOfCommandLines) {
   settings.placement.threads = 4;
   settings.use_mmap = false;
   EXPECT_EQ(setting_command_flags(settings, Command::run, Spelling::infertune),
-            (std::vector<std::string>{"-t", "4", "-b", "2048", "-ub", "512", "-ctk", "f16", "-ctv", "f16", "-fa", "auto",
-                                      "--no-mmap"}));
+            (std::vector<std::string>{"-t", "4", "-b", "2048", "-ub", "512", "-ctk", "f16", "-ctv", "f16", "-fa",
+                                      "auto", "--no-mmap"}));
   settings.context.n_seq_max = 4;  // run has no -np; llama.cpp's tools take it (llama-server)
   EXPECT_EQ(setting_command_flags(settings, Command::run, Spelling::llama_cpp),
             (std::vector<std::string>{"-t", "4", "-b", "2048", "-ub", "512", "-np", "4", "-ctk", "f16", "-ctv", "f16",
