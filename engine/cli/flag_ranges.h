@@ -1,11 +1,11 @@
 #pragma once
 // The allowed values of numeric flags, and their checks, shared by every command so that a bad value is
 // refused the same way wherever it is given: the message names the flag, the value and what is allowed,
-//   --threads: 0 is out of range; allowed: -1 (the number of physical cores) or 1..1024
-//   -t: -3 is out of range; allowed: 0..1024 (0 = the number of physical cores)
+//   --top-k: -5 is out of range; allowed: >= 0 (0 = off)
+//   -t: -3 is out of range; allowed: -1 (auto), 0 (auto) or 1..1024
 // As CLI11 validators the checks run while the command line is parsed, before any model is loaded, and
-// the dispatcher (sweeps/main.cpp) exits with status 1. List flags (bench, sweep) check each element with
-// the same IntRange (engine/settings/value_lists.h).
+// the dispatcher (sweeps/main.cpp) exits with status 1. The settings table (engine/settings) checks its
+// integer settings with the same IntRange, one value or every element of a list (value_lists.h).
 #include <CLI/CLI.hpp>
 
 #include <limits>
