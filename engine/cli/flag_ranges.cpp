@@ -24,7 +24,7 @@ ParsedInteger parse_integer(std::string_view text) {
   long long value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (end != text.data() + text.size() || text.empty()) return {};
-  if (ec == std::errc::result_out_of_range) return {.is_integer = true};
+  if (ec == std::errc::result_out_of_range) return {.is_integer = true, .value = std::nullopt};
   if (ec != std::errc()) return {};
   return {.is_integer = true, .value = value};
 }
