@@ -10,6 +10,7 @@
 #include "bench/llama_bench/bench_flags.h"
 #include "bench/llama_bench/bench_progress.h"
 #include "bench/llama_bench/bench_runner.h"
+#include "bench/llama_bench/op_profile_table.h"
 #include "bench/llama_bench/printer.h"
 #include "bench/llama_bench/roofline.h"
 #include "bench/llama_bench/run_info.h"
@@ -57,6 +58,8 @@ int run_bench(const BenchFlagText& text) {
       progress.note(fmt::format("error: {} ({}): {}", test_name(tests[i]), tests[i].model, result.error));
     }
     printer->row(result);
+    std::fflush(stdout);
+    if (result.profile) std::fputs(op_profile_table(*result.profile, test_name(tests[i])).c_str(), stderr);
     warn_if_above_roofline(result, run, progress, warned_roofline);
   }
   printer->footer();

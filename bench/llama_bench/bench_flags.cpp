@@ -83,6 +83,9 @@ void add_bench_flags(CLI::App& app, BenchFlagText& t) {
   app.add_option("-o,--output", t.output, "Output format: md, csv, json, jsonl, sql (default md)");
   app.add_flag("--no-probe", t.no_probe, "Do not read or measure the host probe (roofline % stays empty)");
   app.add_flag("--progress", t.progress, "Print a line per step on stderr");
+  app.add_flag("--profile", t.profile,
+               "Time every op of the forward pass in the timed repetitions; print where a step's time goes "
+               "(stderr)");
 }
 
 Result<BenchParams> resolve_bench_params(const BenchFlagText& t, const MachineCpus& machine) {
@@ -97,6 +100,7 @@ Result<BenchParams> resolve_bench_params(const BenchFlagText& t, const MachineCp
   p.warmup = !t.no_warmup;
   p.probe = !t.no_probe;
   p.progress = t.progress;
+  p.profile = t.profile;
   return p;
 }
 

@@ -24,6 +24,7 @@ struct BenchFlagText {
   bool no_warmup = false;
   bool no_probe = false;
   bool progress = false;
+  bool profile = false;
   std::string output = "md";
 };
 

@@ -32,6 +32,7 @@ struct BenchParams {
   bool warmup = true;      // --no-warmup clears it
   bool probe = true;       // --no-probe clears it: no roofline %
   bool progress = false;   // --progress: a line per step on stderr
+  bool profile = false;    // --profile: per-op times of the timed repetitions on stderr
   OutputFormat output = OutputFormat::markdown;
 
   // The values of setting `key` ("batch_size").

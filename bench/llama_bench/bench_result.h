@@ -8,6 +8,7 @@
 
 #include "bench/llama_bench/bench_params.h"
 #include "bench/llama_bench/model_facts.h"
+#include "engine/arch/op_profile.h"
 #include "bench/llama_bench/test_matrix.h"
 
 namespace infertune {
@@ -31,6 +32,8 @@ struct BenchResult {
   // "auto(onednn K/N shapes)" (kernels/onednn/gemm_selection.h: gemm_usage_text); empty when the model
   // has no float weight matrices (quantized: our kernels only) or the test did not run.
   std::string gemm;
+  // Per-op times of the timed repetitions (bench --profile; engine/arch/op_profile.h).
+  std::optional<OpProfileTotals> profile;
 
   bool ok() const { return error.empty(); }
   int n_tokens() const { return test.n_prompt + test.n_gen; }  // tokens per timed repetition

@@ -10,6 +10,7 @@
 
 #include "bench/llama_bench/context_setup.h"
 #include "bench/llama_bench/token_feed.h"
+#include "engine/arch/op_profile.h"
 #include "engine/context/context.h"
 #include "engine/threading/placed_pool.h"
 #include "kernels/onednn/gemm_selection.h"
@@ -108,11 +109,19 @@ Status BenchRunner::measure(const BenchTest& test, size_t index, BenchResult& re
     if (Status s = warm_up(*ctx, test, tokens); !s) return s;
   }
   const std::vector<GemmShapeRuns> gemm_before = gemm_selector().shape_runs();
+  if (params_.profile) OpProfile::enable(true);
   for (int rep = 0; rep < params_.repetitions; ++rep) {
     progress_.step(index, name, fmt::format("repetition {}/{}", rep + 1, params_.repetitions));
     auto ns = time_repetition(*ctx, test, rep == 0, tokens);
-    if (!ns) return ns.error();
+    if (!ns) {
+      OpProfile::enable(false);
+      return ns.error();
+    }
     result.samples_ns.push_back(*ns);
+  }
+  if (params_.profile) {
+    result.profile = OpProfile::totals();
+    OpProfile::enable(false);
   }
   result.gemm = gemm_text(*facts_, gemm_before);
   return {};

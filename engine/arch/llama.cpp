@@ -5,7 +5,6 @@
 // pass.rope), grouped KV heads, and the output projection tied to token_embd when output.weight is absent.
 #include "engine/arch/forward.h"
 #include "engine/arch/transformer_blocks.h"
-#include "kernels/ops/elementwise.h"
 
 namespace infertune {
 
@@ -31,11 +30,11 @@ Status forward_llama(const ForwardPass& pass, const ForwardBatch& batch) {
     store_kv(pass.cache, il, batch.kv, n, k, v);
     if (Status st = causal_attention(threads, pass.cache, il, c, batch.kv, n, q, attn, s.attention); !st) return st;
     if (Status st = linear(threads, layer.attn_output, attn, n, proj, s.xq); !st) return st;
-    add_in_place(x, proj);
+    add_residual(x, proj);
 
     rms_norm_rows(x, layer.ffn_norm, c.rms_eps, xn);
     if (Status st = swiglu_ffn(threads, layer, c, s, n); !st) return st;
-    add_in_place(x, proj);
+    add_residual(x, proj);
   }
   return output_logits(pass, batch);
 }

@@ -2,6 +2,7 @@
 // rope on the two halves of each head (NEOX layout, set in pass.rope). Output tied to token_embd when
 // output.weight is absent (the small Qwen2.5 models).
 #include "engine/arch/forward.h"
+#include "engine/arch/op_profile.h"
 #include "engine/arch/transformer_blocks.h"
 #include "kernels/ops/elementwise.h"
 
@@ -25,18 +26,21 @@ Status forward_qwen2(const ForwardPass& pass, const ForwardBatch& batch) {
     if (Status st = linear(threads, layer.attn_q, s.xq, q); !st) return st;
     if (Status st = linear(threads, layer.attn_k, s.xq, k); !st) return st;
     if (Status st = linear(threads, layer.attn_v, s.xq, v); !st) return st;
-    add_bias_rows(q, layer.attn_q_bias);
-    add_bias_rows(k, layer.attn_k_bias);
-    add_bias_rows(v, layer.attn_v_bias);
+    {
+      const OpTimer timer(ProfiledOp::residual);
+      add_bias_rows(q, layer.attn_q_bias);
+      add_bias_rows(k, layer.attn_k_bias);
+      add_bias_rows(v, layer.attn_v_bias);
+    }
     rope_queries_keys(pass.rope, batch.kv, n, c.head_dim, q, c.n_head, k, c.n_head_kv);
     store_kv(pass.cache, il, batch.kv, n, k, v);
     if (Status st = causal_attention(threads, pass.cache, il, c, batch.kv, n, q, attn, s.attention); !st) return st;
     if (Status st = linear(threads, layer.attn_output, attn, n, proj, s.xq); !st) return st;
-    add_in_place(x, proj);
+    add_residual(x, proj);
 
     rms_norm_rows(x, layer.ffn_norm, c.rms_eps, xn);
     if (Status st = swiglu_ffn(threads, layer, c, s, n); !st) return st;
-    add_in_place(x, proj);
+    add_residual(x, proj);
   }
   return output_logits(pass, batch);
 }

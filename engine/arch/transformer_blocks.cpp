@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "engine/arch/attention_split.h"
+#include "engine/arch/op_profile.h"
 #include "kernels/attention/attention.h"
 #include "kernels/matmul/matmul_registry.h"
 #include "kernels/matmul/scalar_matmul.h"
@@ -35,6 +37,7 @@ BlockActivations block_activations(ForwardScratch& s, const ModelConfig& c, size
 }
 
 Status embed_tokens(const WeightMatrix& table, std::span<const int32_t> tokens, std::span<float> x) {
+  const OpTimer timer(ProfiledOp::embed);
   const size_t n_embd = table.n_cols;
   for (size_t t = 0; t < tokens.size(); ++t) {
     Status s = embedding_row(table.type, table.data, static_cast<uint64_t>(tokens[t]), x.subspan(t * n_embd, n_embd));
@@ -43,7 +46,13 @@ Status embed_tokens(const WeightMatrix& table, std::span<const int32_t> tokens, 
   return {};
 }
 
+void add_residual(std::span<float> x, std::span<const float> proj) {
+  const OpTimer timer(ProfiledOp::residual);
+  add_in_place(x, proj);
+}
+
 void rms_norm_rows(std::span<const float> x, std::span<const float> gain, float eps, std::span<float> out) {
+  const OpTimer timer(ProfiledOp::norm);
   const size_t width = gain.size();
   if (width == 0) return;
   for (size_t start = 0; start + width <= x.size(); start += width) {
@@ -60,12 +69,17 @@ Status run_linear(const ParallelFor& threads, const WeightMatrix& w, const Matmu
   auto kernel = matmul_registry().find(w.type);
   if (!kernel) return fail("{}: {}", w.name, kernel.error().message);
   const MatmulFn fn = kernel->fn;
-  // Static split: thread i always gets the same rows of W, so each thread streams its own slice of the
-  // weights (the same slice on every call, warm in its core's caches when it fits).
+  const ProfiledOp op = OpProfile::enabled() ? profiled_op_of_weight(w.name) : ProfiledOp::matmul;
+  const OpTimer timer(op, w.data.size());
+  // A batch: a static split, thread i always gets the same rows of W, so each thread streams its own slice
+  // of the weights (the same slice on every call, warm in its core's caches when it fits). A few tokens
+  // (generation) are memory-bound: rows are handed out in chunks as threads finish, since a fixed split
+  // leaves the faster thread waiting (15% of thread time idle on a 2-core VM, bench --profile).
+  const RangeSplit split = n_tokens < kMinPanelTokens ? RangeSplit::balanced : RangeSplit::fixed;
   const auto run_rows = [&](MatmulFn rows_fn, const MatmulProblem& p) {
-    return threads.run(
-        p.n_rows, [&](size_t begin, size_t end) { rows_fn(p, begin, end); }, min_chunk_for(w.n_cols * n_tokens),
-        kRowGranule);
+    return run_timed_ranges(
+        op, threads, p.n_rows, [&](size_t begin, size_t end) { rows_fn(p, begin, end); },
+        min_chunk_for(w.n_cols * n_tokens), kRowGranule, split);
   };
   // Float weights in a batch run on our kernel or oneDNN, whichever a measurement found faster for the shape.
   Status s = float_gemm_applies(problem) ? run_float_gemm(problem, fn, threads.n_threads(), run_rows)
@@ -91,8 +105,9 @@ Status quantize_input(const ParallelFor& threads, std::initializer_list<const We
     return fail("{}: {}", first.name, s.error().message);
   }
   // Token ranges on whole activation panels, so that no two threads write into one panel.
-  Status s = threads.run(
-      n_tokens, [&](size_t begin, size_t end) { xq.quantize(begin, end); }, min_chunk_for(8 * first.n_cols),
+  const OpTimer timer(ProfiledOp::quantize);
+  Status s = run_timed_ranges(
+      ProfiledOp::quantize, threads, n_tokens, [&](size_t begin, size_t end) { xq.quantize(begin, end); }, min_chunk_for(8 * first.n_cols),
       kPanelTokens);
   if (!s) return fail("{}: quantizing the input: {}", first.name, s.error().message);
   return {};
@@ -119,6 +134,7 @@ Status linear(const ParallelFor& threads, const WeightMatrix& w, std::span<const
 
 void rope_queries_keys(const RopeParams& rope, const KvUbatch& kv, size_t n_tokens, uint32_t head_dim,
                        std::span<float> q, uint32_t n_head, std::span<float> k, uint32_t n_head_kv) {
+  const OpTimer timer(ProfiledOp::rope);
   std::vector<float> cos(rope.n_rot / 2);
   std::vector<float> sin(rope.n_rot / 2);
   for (size_t t = 0; t < n_tokens; ++t) {
@@ -133,6 +149,7 @@ void rope_queries_keys(const RopeParams& rope, const KvUbatch& kv, size_t n_toke
 
 void store_kv(KvCache& cache, uint32_t layer, const KvUbatch& kv, size_t n_tokens, std::span<const float> k,
               std::span<const float> v) {
+  const OpTimer timer(ProfiledOp::kv_store);
   const KvLayout& l = cache.storage().layout();
   const size_t k_dim = static_cast<size_t>(l.n_head_kv) * l.head_dim_k;
   const size_t v_dim = static_cast<size_t>(l.n_head_kv) * l.head_dim_v;
@@ -177,6 +194,7 @@ void list_tasks(const KvUbatch& kv, uint32_t n_head_kv, std::vector<AttentionTas
 Status causal_attention(const ParallelFor& threads, const KvCache& cache, uint32_t layer, const ModelConfig& c,
                         const KvUbatch& kv, size_t n_tokens, std::span<const float> q, std::span<float> out,
                         std::span<AttentionScratch> scratch) {
+  const OpTimer timer(ProfiledOp::attention);
   auto kernels = attention_kernels();
   if (!kernels) return fail("attention, layer {}: {}", layer, kernels.error().message);
   const AttentionFn fn = kv.flash_attention ? kernels->flash : kernels->standard;
@@ -230,13 +248,15 @@ Status swiglu_ffn(const ParallelFor& threads, const LayerWeights& layer, const M
   if (Status st = linear(threads, layer.ffn_gate, s.xq, gate); !st) return st;
   if (Status st = linear(threads, layer.ffn_up, s.xq, up); !st) return st;
   // Token rows split between the threads (a prompt's [n][n_ff] is too much for one).
-  Status st = threads.run(
-      n,
+  std::optional<OpTimer> silu_timer(std::in_place, ProfiledOp::silu);
+  Status st = run_timed_ranges(
+      ProfiledOp::silu, threads, n,
       [&](size_t begin, size_t end) {
         const size_t first = begin * c.n_ff, count = (end - begin) * c.n_ff;
         silu_mul(gate.subspan(first, count), up.subspan(first, count), gate.subspan(first, count));
       },
       min_chunk_for(c.n_ff));
+  silu_timer.reset();
   if (!st) return fail("ffn, silu: {}", st.error().message);
   return linear(threads, layer.ffn_down, gate, n, rows(s.proj, n, c.n_embd), s.xq);
 }

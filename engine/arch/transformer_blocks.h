@@ -34,6 +34,9 @@ BlockActivations block_activations(ForwardScratch& scratch, const ModelConfig& c
 // x[i] = row tokens[i] of the embedding table; x: [n_tokens][n_embd].
 Status embed_tokens(const WeightMatrix& table, std::span<const int32_t> tokens, std::span<float> x);
 
+// x += proj, the residual add after a sub-layer; x, proj: [n_tokens][n_embd].
+void add_residual(std::span<float> x, std::span<const float> proj);
+
 // out[t] = rms_norm(x[t]) * gain for every row; x, out: [n_tokens][gain.size()].
 void rms_norm_rows(std::span<const float> x, std::span<const float> gain, float eps, std::span<float> out);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <new>
 
+#include "engine/arch/op_profile.h"
 #include "engine/context/batch_positions.h"
 #include "engine/context/step_fault_injection.h"
 
@@ -143,6 +144,7 @@ Status Context::evaluate(const Batch& batch) {
     const ForwardPass pass{*model_, cache_, threads, scratch_, rope_};
     const ForwardBatch piece{batch.tokens().subspan(start, len), ubatch_, rows,
                              std::span<float>(logits_).subspan(out_begin * n_vocab, rows.size() * n_vocab)};
+    const OpTimer step_timer(ProfiledOp::step);
     if (Status s = forward_(pass, piece); !s) return s;
     out_begin += rows.size();
   }

@@ -25,6 +25,12 @@ class ParallelFor {
   // (from the pool: a nested or concurrent call, a task that threw) are returned.
   Status run(size_t n_items, RangeFn fn, size_t min_chunk = 1, size_t granule = 1) const;
 
+  // The same ranges' items in smaller chunks (whole granules, at least min_chunk items), handed out as
+  // threads finish their last: for work of even size whose threads may still run at different speeds (a
+  // core shared with another job, a busier memory channel), where a static split leaves the fast threads
+  // waiting for the slowest. A chunk may go to any thread, so fn must not depend on which one runs it.
+  Status run_balanced(size_t n_items, RangeFn fn, size_t min_chunk = 1, size_t granule = 1) const;
+
   // fn(task, thread) once for every task in [0, n_tasks), handed out dynamically (for uneven tasks);
   // thread < n_threads(). Errors as run().
   Status tasks(size_t n_tasks, TaskFn fn) const;

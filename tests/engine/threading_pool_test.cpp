@@ -1,7 +1,7 @@
 // ThreadPool: parallel_for runs every task exactly once for many (n_tasks, n_threads) pairs, including
 // n_tasks < n_threads and 0; run() hands each thread its index once, thread 0 being the caller; jobs and
 // barriers survive 10000 rounds with poll 0 (always futex) and 100 (always spin) without a lost wake-up;
-// nested and concurrent use are errors, a throwing task is an error, and destruction is prompt.
+// run_balanced covers every item once in chunks on whole granules; nested and concurrent use are errors, a throwing task is an error, and destruction is prompt.
 #include "engine/threading/thread_pool.h"
 
 #include <gmock/gmock.h>
@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "engine/threading/first_touch.h"
+#include "engine/threading/parallel_for.h"
 #include "engine/threading/static_split.h"
 
 namespace infertune {
@@ -115,6 +116,34 @@ TEST(ThreadingPool, StaticSplitOverRunCoversRowsContiguously) {
       for (size_t i = 0; i < rows; ++i) ASSERT_EQ(covered[i].load(), 1);
       EXPECT_LE(ranges.load(), static_cast<int>(n));
       EXPECT_FALSE(too_small);
+    }
+  }
+}
+
+TEST(ThreadingPool, BalancedRangesCoverEveryItemOnceInWholeGranules) {
+  auto pool = make_pool(3, 50);
+  ASSERT_TRUE(pool);
+  for (size_t items : {0, 1, 15, 16, 17, 96, 1001, 8192}) {
+    for (unsigned n = 1; n <= 3; ++n) {
+      for (size_t min_chunk : {1, 40}) {
+        const ParallelFor threads(*pool, n);
+        std::vector<std::atomic<int>> covered(items);
+        std::atomic<bool> misaligned{false}, too_small{false};
+        ASSERT_TRUE(threads
+                        .run_balanced(
+                            items,
+                            [&](size_t begin, size_t end) {
+                              if (begin % 16 != 0) misaligned = true;
+                              // Every chunk but the last holds at least min_chunk items.
+                              if (end < items && end - begin < min_chunk) too_small = true;
+                              for (size_t i = begin; i < end; ++i) covered[i]++;
+                            },
+                            min_chunk, 16)
+                        .ok());
+        for (size_t i = 0; i < items; ++i) ASSERT_EQ(covered[i].load(), 1) << items << " items, item " << i;
+        EXPECT_FALSE(misaligned) << items << "/" << n;
+        EXPECT_FALSE(too_small) << items << "/" << n;
+      }
     }
   }
 }
