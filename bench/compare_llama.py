@@ -9,12 +9,15 @@ decodes P random tokens in one batch (pp) or N random tokens one at a time (tg).
 alternating order (A B, then B A), so that neither side always runs on a warmer or cooler machine.
 
 usage: bench/compare_llama.py -m FILE [-m FILE ...] [-t 1,2] [-p 128] [-n 32] [-r 3] [--rounds 6]
-                              [-fa auto|on|off] [--infertune build/release/sweeps/infertune] [--json OUT]
+                              [-fa auto|on|off] [--infertune build/release/sweeps/infertune]
+                              [--baseline OTHER_INFERTUNE] [--json OUT]
        (INFERTUNE_KERNEL=avx2 and other environment settings reach the infertune side unchanged.)
 
 The figure to read is `ratio`: median infertune t/s over median llama.cpp t/s across rounds (above 1: infertune
 is faster). The interval is a percentile bootstrap over the paired rounds (4000 resamples, fixed seed): a
-ratio whose interval contains 1 is within this machine's noise. `spread` is each side's min-max over rounds."""
+ratio whose interval contains 1 is within this machine's noise. `spread` is each side's min-max over rounds.
+With --baseline, a second infertune build runs in every round too (before/after a change, each against the
+same llama.cpp rounds): its rows are labelled `baseline`."""
 import argparse
 import json
 import os
@@ -107,8 +110,8 @@ def run_llama(args, model: str, threads: int) -> dict:
     return result
 
 
-def run_infertune(args, model: str, threads: int) -> dict:
-    command = [args.infertune, "bench", "-m", model, "-t", str(threads), "-p", str(args.prompt), "-n",
+def run_infertune(args, model: str, threads: int, binary: str = "") -> dict:
+    command = [binary or args.infertune, "bench", "-m", model, "-t", str(threads), "-p", str(args.prompt), "-n",
                str(args.gen), "-r", str(args.reps), "-fa", args.flash_attn, "-o", "jsonl", "--no-probe"]
     out = subprocess.run(command, capture_output=True, text=True)
     if out.returncode != 0:
@@ -140,23 +143,28 @@ def bootstrap_ratio_interval(a: list, b: list, resamples: int = 4000, seed: int 
 def summarize(rows: dict) -> list:
     table = []
     for (model, threads, test), sides in rows.items():
-        ours, theirs = sides["infertune"], sides["llama.cpp"]
-        ratio = statistics.median(ours) / statistics.median(theirs)
-        low, high = bootstrap_ratio_interval(ours, theirs) if len(ours) > 1 else (float("nan"), float("nan"))
-        table.append({"model": model, "threads": threads, "test": test, "rounds": len(ours),
-                      "infertune_median": statistics.median(ours), "infertune_min": min(ours),
-                      "infertune_max": max(ours), "llama_median": statistics.median(theirs),
-                      "llama_min": min(theirs), "llama_max": max(theirs), "ratio": ratio, "ratio_low": low,
-                      "ratio_high": high, "infertune": ours, "llama.cpp": theirs})
+        for name in [side for side in sides if side != "llama.cpp"]:
+            table.append(summarize_side(model, threads, test, name, sides[name], sides["llama.cpp"]))
     return table
 
 
+def summarize_side(model, threads, test, name, ours, theirs) -> dict:
+    """One build's rounds against llama.cpp's rounds of the same (file, threads, test)."""
+    ratio = statistics.median(ours) / statistics.median(theirs)
+    low, high = bootstrap_ratio_interval(ours, theirs) if len(ours) > 1 else (float("nan"), float("nan"))
+    return {"build": name, "model": model, "threads": threads, "test": test, "rounds": len(ours),
+            "infertune_median": statistics.median(ours), "infertune_min": min(ours), "infertune_max": max(ours),
+            "llama_median": statistics.median(theirs), "llama_min": min(theirs), "llama_max": max(theirs),
+            "ratio": ratio, "ratio_low": low, "ratio_high": high, "infertune": ours, "llama.cpp": theirs}
+
+
 def print_table(table: list) -> None:
-    print("| model | t | test | infertune t/s (median, spread) | llama.cpp t/s (median, spread) | ratio [95% CI] |")
-    print("|---|--:|---|--:|--:|--:|")
+    print("| model | t | test | build | infertune t/s (median, spread) | llama.cpp t/s (median, spread) "
+          "| ratio [95% CI] |")
+    print("|---|--:|---|---|--:|--:|--:|")
     for r in table:
         verdict = "" if r["ratio_low"] > 1 or r["ratio_high"] < 1 else " (within noise)"
-        print(f"| {Path(r['model']).name} | {r['threads']} | {r['test']} | "
+        print(f"| {Path(r['model']).name} | {r['threads']} | {r['test']} | {r['build']} | "
               f"{r['infertune_median']:.2f} ({r['infertune_min']:.2f}-{r['infertune_max']:.2f}) | "
               f"{r['llama_median']:.2f} ({r['llama_min']:.2f}-{r['llama_max']:.2f}) | "
               f"{r['ratio']:.3f} [{r['ratio_low']:.3f}, {r['ratio_high']:.3f}]{verdict} |")
@@ -172,6 +180,7 @@ def parse_args(argv):
     parser.add_argument("--rounds", type=int, default=6, help="interleaved rounds (default 6)")
     parser.add_argument("-fa", "--flash-attn", default="auto", choices=["auto", "on", "off"])
     parser.add_argument("--infertune", default=str(REPO / "build/release/sweeps/infertune"))
+    parser.add_argument("--baseline", help="a second infertune binary to run in every round (before/after)")
     parser.add_argument("--json", help="also write every round's figures here")
     parser.add_argument("--llama-side", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -189,6 +198,8 @@ def parse_args(argv):
             parser.error(f"-m {model}: no such file")
     if not os.access(args.infertune, os.X_OK):
         parser.error(f"--infertune {args.infertune}: not an executable (build first: cmake --build build/release)")
+    if args.baseline and not os.access(args.baseline, os.X_OK):
+        parser.error(f"--baseline {args.baseline}: not an executable")
     return args
 
 
@@ -198,6 +209,8 @@ def main(argv) -> int:
         return llama_side(args)
     rows = {}
     sides = [("infertune", run_infertune), ("llama.cpp", run_llama)]
+    if args.baseline:
+        sides.append(("baseline", lambda a, m, t: run_infertune(a, m, t, a.baseline)))
     for round_index in range(args.rounds):
         for model in args.model:
             for threads in args.thread_counts:
@@ -205,8 +218,8 @@ def main(argv) -> int:
                 for name, run in order:
                     for test, samples in run(args, model, threads).items():
                         label = f"{test}{args.prompt if test == 'pp' else args.gen}"
-                        per_side = rows.setdefault((model, threads, label), {"infertune": [], "llama.cpp": []})
-                        per_side[name].append(statistics.median(samples))
+                        per_side = rows.setdefault((model, threads, label), {})
+                        per_side.setdefault(name, []).append(statistics.median(samples))
         print(f"round {round_index + 1}/{args.rounds} done", file=sys.stderr, flush=True)
     table = summarize(rows)
     print_table(table)

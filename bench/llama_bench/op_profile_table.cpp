@@ -5,7 +5,7 @@
 namespace infertune {
 namespace {
 
-bool is_matmul(ProfiledOp op) { return op >= ProfiledOp::attn_q && op <= ProfiledOp::matmul; }
+bool is_matmul(ProfiledOp op) { return op >= ProfiledOp::attn_qkv && op <= ProfiledOp::matmul; }
 
 std::string idle_text(const OpTotals& t) {
   if (t.thread_ns == 0) return "";

@@ -23,9 +23,11 @@ Status forward_llama(const ForwardPass& pass, const ForwardBatch& batch) {
 
     rms_norm_rows(x, layer.attn_norm, c.rms_eps, xn);
     if (Status st = quantize_input(threads, {&layer.attn_q, &layer.attn_k, &layer.attn_v}, xn, n, s.xq); !st) return st;
-    if (Status st = linear(threads, layer.attn_q, s.xq, q); !st) return st;
-    if (Status st = linear(threads, layer.attn_k, s.xq, k); !st) return st;
-    if (Status st = linear(threads, layer.attn_v, s.xq, v); !st) return st;
+    if (Status st = linear_group(threads, ProfiledOp::attn_qkv,
+                                 {{&layer.attn_q, q}, {&layer.attn_k, k}, {&layer.attn_v, v}}, s.xq);
+        !st) {
+      return st;
+    }
     rope_queries_keys(pass.rope, batch.kv, n, c.head_dim, q, c.n_head, k, c.n_head_kv);
     store_kv(pass.cache, il, batch.kv, n, k, v);
     if (Status st = causal_attention(threads, pass.cache, il, c, batch.kv, n, q, attn, s.attention); !st) return st;

@@ -26,10 +26,12 @@ enum class ProfiledOp : uint8_t {
   embed,
   norm,
   quantize,  // activation quantization for the integer kernels
+  attn_qkv,  // q, k and v as one job (linear_group)
   attn_q,
   attn_k,
   attn_v,
   attn_output,
+  ffn_gate_up,  // gate and up as one job
   ffn_gate,
   ffn_up,
   ffn_down,

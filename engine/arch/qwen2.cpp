@@ -23,9 +23,11 @@ Status forward_qwen2(const ForwardPass& pass, const ForwardBatch& batch) {
 
     rms_norm_rows(x, layer.attn_norm, c.rms_eps, xn);
     if (Status st = quantize_input(threads, {&layer.attn_q, &layer.attn_k, &layer.attn_v}, xn, n, s.xq); !st) return st;
-    if (Status st = linear(threads, layer.attn_q, s.xq, q); !st) return st;
-    if (Status st = linear(threads, layer.attn_k, s.xq, k); !st) return st;
-    if (Status st = linear(threads, layer.attn_v, s.xq, v); !st) return st;
+    if (Status st = linear_group(threads, ProfiledOp::attn_qkv,
+                                 {{&layer.attn_q, q}, {&layer.attn_k, k}, {&layer.attn_v, v}}, s.xq);
+        !st) {
+      return st;
+    }
     {
       const OpTimer timer(ProfiledOp::residual);
       add_bias_rows(q, layer.attn_q_bias);

@@ -82,8 +82,8 @@ Status run_linear(const ParallelFor& threads, const WeightMatrix& w, const Matmu
         min_chunk_for(w.n_cols * n_tokens), kRowGranule, split);
   };
   // Float weights in a batch run on our kernel or oneDNN, whichever a measurement found faster for the shape.
-  Status s = float_gemm_applies(problem) ? run_float_gemm(problem, fn, threads.n_threads(), run_rows)
-                                         : run_rows(fn, problem);
+  Status s =
+      float_gemm_applies(problem) ? run_float_gemm(problem, fn, threads.n_threads(), run_rows) : run_rows(fn, problem);
   if (!s) return fail("{}: {}", w.name, s.error().message);
   return {};
 }
@@ -107,9 +107,65 @@ Status quantize_input(const ParallelFor& threads, std::initializer_list<const We
   // Token ranges on whole activation panels, so that no two threads write into one panel.
   const OpTimer timer(ProfiledOp::quantize);
   Status s = run_timed_ranges(
-      ProfiledOp::quantize, threads, n_tokens, [&](size_t begin, size_t end) { xq.quantize(begin, end); }, min_chunk_for(8 * first.n_cols),
-      kPanelTokens);
+      ProfiledOp::quantize, threads, n_tokens, [&](size_t begin, size_t end) { xq.quantize(begin, end); },
+      min_chunk_for(8 * first.n_cols), kPanelTokens);
   if (!s) return fail("{}: quantizing the input: {}", first.name, s.error().message);
+  return {};
+}
+
+namespace {
+
+// A group member's problem and kernel, and where its rows start in the group's row sequence.
+struct GroupMember {
+  MatmulProblem problem;
+  MatmulFn fn;
+  size_t first_row;
+};
+
+}  // namespace
+
+Status linear_group(const ParallelFor& threads, ProfiledOp op, std::initializer_list<LinearOutput> outputs,
+                    const QuantizedActivations& xq) {
+  const size_t n_tokens = xq.n_tokens();
+  GroupMember members[4];
+  size_t n_members = 0, total_rows = 0, max_cols = 0;
+  bool separately = outputs.size() > std::size(members);
+  for (const LinearOutput& out : outputs) {
+    if (separately) break;
+    const WeightMatrix& w = *out.w;
+    if (!xq.has(activation_format(w.type))) {
+      return fail("{}: the input was not quantized for {} weights", w.name, ggml_type_name(w.type));
+    }
+    const MatmulProblem p{w.type, w.data, w.n_rows, w.n_cols, xq.x(), n_tokens, out.y.data(), &xq};
+    if (Status s = check_matmul_problem(p); !s) return fail("{}: {}", w.name, s.error().message);
+    auto kernel = matmul_registry().find(w.type);
+    if (!kernel) return fail("{}: {}", w.name, kernel.error().message);
+    separately = float_gemm_applies(p);
+    members[n_members++] = {p, kernel->fn, total_rows};
+    total_rows += w.n_rows;
+    max_cols = std::max<size_t>(max_cols, w.n_cols);
+  }
+  if (separately) {
+    for (const LinearOutput& out : outputs) {
+      if (Status s = linear(threads, *out.w, xq, out.y); !s) return s;
+    }
+    return {};
+  }
+  uint64_t weight_bytes = 0;
+  for (size_t m = 0; m < n_members; ++m) weight_bytes += members[m].problem.weights.size();
+  const OpTimer timer(op, weight_bytes);
+  const RangeSplit split = n_tokens < kMinPanelTokens ? RangeSplit::balanced : RangeSplit::fixed;
+  Status s = run_timed_ranges(
+      op, threads, total_rows,
+      [&](size_t begin, size_t end) {
+        for (size_t m = 0; m < n_members; ++m) {
+          const GroupMember& g = members[m];
+          const size_t lo = std::max(begin, g.first_row), hi = std::min(end, g.first_row + g.problem.n_rows);
+          if (lo < hi) g.fn(g.problem, lo - g.first_row, hi - g.first_row);
+        }
+      },
+      min_chunk_for(max_cols * n_tokens), kRowGranule, split);
+  if (!s) return fail("{}: {}", outputs.begin()->w->name, s.error().message);
   return {};
 }
 
@@ -245,8 +301,10 @@ Status swiglu_ffn(const ParallelFor& threads, const LayerWeights& layer, const M
   const auto up = rows(s.up, n, c.n_ff);
   // gate and up read xn quantized once.
   if (Status st = quantize_input(threads, {&layer.ffn_gate, &layer.ffn_up}, xn, n, s.xq); !st) return st;
-  if (Status st = linear(threads, layer.ffn_gate, s.xq, gate); !st) return st;
-  if (Status st = linear(threads, layer.ffn_up, s.xq, up); !st) return st;
+  if (Status st = linear_group(threads, ProfiledOp::ffn_gate_up, {{&layer.ffn_gate, gate}, {&layer.ffn_up, up}}, s.xq);
+      !st) {
+    return st;
+  }
   // Token rows split between the threads (a prompt's [n][n_ff] is too much for one).
   std::optional<OpTimer> silu_timer(std::in_place, ProfiledOp::silu);
   Status st = run_timed_ranges(

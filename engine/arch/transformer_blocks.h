@@ -9,9 +9,10 @@
 #include <vector>
 
 #include "engine/arch/forward.h"
+#include "engine/arch/op_profile.h"
 #include "engine/kv/kv_cache.h"
-#include "engine/threading/parallel_for.h"
 #include "engine/model/model.h"
+#include "engine/threading/parallel_for.h"
 #include "kernels/matmul/quantized_activations.h"
 #include "kernels/ops/rope.h"
 #include "kernels/result.h"
@@ -49,6 +50,19 @@ Status quantize_input(const ParallelFor& threads, std::initializer_list<const We
 // y[n_tokens][w.n_rows] = x[n_tokens][w.n_cols] * W^T, weight rows split between the threads, from x as
 // quantized by quantize_input (w among its readers; an error otherwise).
 Status linear(const ParallelFor& threads, const WeightMatrix& w, const QuantizedActivations& xq, std::span<float> y);
+
+// One product of a group that reads the same quantized input.
+struct LinearOutput {
+  const WeightMatrix* w;
+  std::span<float> y;  // [n_tokens][w->n_rows]
+};
+
+// linear() of every output of the group (q/k/v, gate/up), as one parallel job over their rows in turn:
+// the threads meet once instead of once per matrix, and the small matrices (k, v) leave no thread idle at
+// their end. Each row is computed as linear() computes it, so the bits are the same. Timed as `op`. Float
+// weights that a batch would run on oneDNN go through linear() one by one.
+Status linear_group(const ParallelFor& threads, ProfiledOp op, std::initializer_list<LinearOutput> outputs,
+                    const QuantizedActivations& xq);
 
 // The same for an input only w reads: quantizes x into xq, then the product.
 Status linear(const ParallelFor& threads, const WeightMatrix& w, std::span<const float> x, size_t n_tokens,

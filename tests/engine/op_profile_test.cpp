@@ -50,9 +50,8 @@ TEST(OpProfile, OneStepCountsEveryOpOfTheArchitecture) {
   EXPECT_EQ(of(totals, ProfiledOp::step).calls, 1u);
   EXPECT_EQ(of(totals, ProfiledOp::embed).calls, 1u);
   EXPECT_EQ(of(totals, ProfiledOp::norm).calls, 2 * layers + 1);
-  for (ProfiledOp op : {ProfiledOp::attn_q, ProfiledOp::attn_k, ProfiledOp::attn_v, ProfiledOp::attn_output,
-                        ProfiledOp::ffn_gate, ProfiledOp::ffn_up, ProfiledOp::ffn_down, ProfiledOp::rope,
-                        ProfiledOp::kv_store, ProfiledOp::attention, ProfiledOp::silu}) {
+  for (ProfiledOp op : {ProfiledOp::attn_qkv, ProfiledOp::attn_output, ProfiledOp::ffn_gate_up, ProfiledOp::ffn_down,
+                        ProfiledOp::rope, ProfiledOp::kv_store, ProfiledOp::attention, ProfiledOp::silu}) {
     EXPECT_EQ(of(totals, op).calls, layers) << profiled_op_name(op);
   }
   EXPECT_EQ(of(totals, ProfiledOp::residual).calls, 2 * layers);
@@ -60,7 +59,13 @@ TEST(OpProfile, OneStepCountsEveryOpOfTheArchitecture) {
   // q/k/v share one quantized input, gate/up another; attn_output, ffn_down and the output quantize theirs.
   EXPECT_EQ(of(totals, ProfiledOp::quantize).calls, 4 * layers + 1);
 
-  EXPECT_EQ(of(totals, ProfiledOp::attn_q).weight_bytes, layers * model.weights().layers[0].attn_q.data.size());
+  uint64_t qkv_bytes = 0, down_bytes = 0;  // per layer: Q4_K_M gives some layers Q6_K
+  for (const LayerWeights& l : model.weights().layers) {
+    qkv_bytes += l.attn_q.data.size() + l.attn_k.data.size() + l.attn_v.data.size();
+    down_bytes += l.ffn_down.data.size();
+  }
+  EXPECT_EQ(of(totals, ProfiledOp::attn_qkv).weight_bytes, qkv_bytes);
+  EXPECT_EQ(of(totals, ProfiledOp::ffn_down).weight_bytes, down_bytes);
   EXPECT_EQ(of(totals, ProfiledOp::output).weight_bytes, model.weights().output.data.size());
   uint64_t ops_ns = 0;
   for (size_t i = 1; i < totals.size(); ++i) ops_ns += totals[i].wall_ns;

@@ -218,8 +218,17 @@ inline __m256i block_dot(__m256i acc, __m256i w, __m256i x) {
 
 // The int32 sums of a block pair (lanes 0-3, 4-7) whose codes pair_codes gave, with 64 pair-interleaved
 // activation codes.
+// With maddubs (no VNNI) and unsigned codes of at most 6 bits (F::kMaxCode), the two halves' int16 pair sums
+// are added before the one widening madd: 4 * 63 * 128 < 2^15, so the int32 sums, and the bits, are the same.
 template <class Isa, class F>
 inline __m256i pair_dot(__m256i lo, __m256i hi, const int8_t* xq) {
+  if constexpr (requires { F::kMaxCode; }) {
+    if constexpr (!Isa::kWideUnsigned && !F::template kSigned<Isa> && F::kMaxCode < 64) {
+      const __m256i pairs =
+          _mm256_add_epi16(_mm256_maddubs_epi16(lo, load256(xq)), _mm256_maddubs_epi16(hi, load256(xq + 32)));
+      return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
+    }
+  }
   return block_dot<Isa, F>(block_dot<Isa, F>(_mm256_setzero_si256(), lo, load256(xq)), hi, load256(xq + 32));
 }
 

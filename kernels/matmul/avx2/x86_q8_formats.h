@@ -79,6 +79,7 @@ inline __m256i flip_sign_bits(__m256i v) { return _mm256_xor_si256(v, _mm256_set
 struct Q4_0Format {
   static constexpr size_t kBytes = 18;
   static constexpr bool kHasMin = false;
+  static constexpr int kMaxCode = 15;  // unsigned codes 0..kMaxCode (pair_dot sums them in int16)
   template <class Isa>
   static constexpr int kCodeOffset = -8;
   template <class Isa>
@@ -97,6 +98,7 @@ struct Q4_0Format {
 struct Q4_1Format {
   static constexpr size_t kBytes = 20;
   static constexpr bool kHasMin = true;
+  static constexpr int kMaxCode = 15;  // unsigned codes 0..kMaxCode (pair_dot sums them in int16)
   template <class Isa>
   static constexpr int kCodeOffset = 0;
   template <class Isa>
@@ -115,6 +117,7 @@ struct Q4_1Format {
 struct Q5_0Format {
   static constexpr size_t kBytes = 22;
   static constexpr bool kHasMin = false;
+  static constexpr int kMaxCode = 31;  // unsigned codes 0..kMaxCode (pair_dot sums them in int16)
   template <class Isa>
   static constexpr int kCodeOffset = -16;
   template <class Isa>
@@ -134,6 +137,7 @@ struct Q5_0Format {
 struct Q5_1Format {
   static constexpr size_t kBytes = 24;
   static constexpr bool kHasMin = true;
+  static constexpr int kMaxCode = 31;  // unsigned codes 0..kMaxCode (pair_dot sums them in int16)
   template <class Isa>
   static constexpr int kCodeOffset = 0;
   template <class Isa>
