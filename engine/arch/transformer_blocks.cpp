@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
 
 #include "engine/arch/attention_split.h"
 #include "engine/arch/op_profile.h"
@@ -73,8 +72,9 @@ Status run_linear(const ParallelFor& threads, const WeightMatrix& w, const Matmu
   const OpTimer timer(op, w.data.size());
   // A batch: a static split, thread i always gets the same rows of W, so each thread streams its own slice
   // of the weights (the same slice on every call, warm in its core's caches when it fits). A few tokens
-  // (generation) are memory-bound: rows are handed out in chunks as threads finish, since a fixed split
-  // leaves the faster thread waiting (15% of thread time idle on a 2-core VM, bench --profile).
+  // (generation) stream every weight once per step whoever reads it: rows are handed out in chunks as
+  // threads finish, since a fixed split leaves the faster thread waiting (16% of thread time idle on a
+  // 2-core VM, bench --profile; docs/decode-speed.md).
   const RangeSplit split = n_tokens < kMinPanelTokens ? RangeSplit::balanced : RangeSplit::fixed;
   const auto run_rows = [&](MatmulFn rows_fn, const MatmulProblem& p) {
     return run_timed_ranges(
@@ -140,7 +140,7 @@ Status linear_group(const ParallelFor& threads, ProfiledOp op, std::initializer_
     if (Status s = check_matmul_problem(p); !s) return fail("{}: {}", w.name, s.error().message);
     auto kernel = matmul_registry().find(w.type);
     if (!kernel) return fail("{}: {}", w.name, kernel.error().message);
-    separately = float_gemm_applies(p);
+    if (float_gemm_applies(p)) separately = true;
     members[n_members++] = {p, kernel->fn, total_rows};
     total_rows += w.n_rows;
     max_cols = std::max<size_t>(max_cols, w.n_cols);
@@ -294,6 +294,24 @@ Status causal_attention(const ParallelFor& threads, const KvCache& cache, uint32
   return {};
 }
 
+namespace {
+
+// gate = silu(gate) * up over n rows of n_ff, token rows split between the threads (a prompt's [n][n_ff] is
+// too much for one).
+Status silu_mul_rows(const ParallelFor& threads, std::span<float> gate, std::span<const float> up, size_t n,
+                     size_t n_ff) {
+  const OpTimer timer(ProfiledOp::silu);
+  return run_timed_ranges(
+      ProfiledOp::silu, threads, n,
+      [&](size_t begin, size_t end) {
+        const size_t first = begin * n_ff, count = (end - begin) * n_ff;
+        silu_mul(gate.subspan(first, count), up.subspan(first, count), gate.subspan(first, count));
+      },
+      min_chunk_for(n_ff));
+}
+
+}  // namespace
+
 Status swiglu_ffn(const ParallelFor& threads, const LayerWeights& layer, const ModelConfig& c, ForwardScratch& s,
                   size_t n) {
   const auto xn = rows(s.xn, n, c.n_embd);
@@ -305,17 +323,7 @@ Status swiglu_ffn(const ParallelFor& threads, const LayerWeights& layer, const M
       !st) {
     return st;
   }
-  // Token rows split between the threads (a prompt's [n][n_ff] is too much for one).
-  std::optional<OpTimer> silu_timer(std::in_place, ProfiledOp::silu);
-  Status st = run_timed_ranges(
-      ProfiledOp::silu, threads, n,
-      [&](size_t begin, size_t end) {
-        const size_t first = begin * c.n_ff, count = (end - begin) * c.n_ff;
-        silu_mul(gate.subspan(first, count), up.subspan(first, count), gate.subspan(first, count));
-      },
-      min_chunk_for(c.n_ff));
-  silu_timer.reset();
-  if (!st) return fail("ffn, silu: {}", st.error().message);
+  if (Status st = silu_mul_rows(threads, gate, up, n, c.n_ff); !st) return fail("ffn, silu: {}", st.error().message);
   return linear(threads, layer.ffn_down, gate, n, rows(s.proj, n, c.n_embd), s.xq);
 }
 
