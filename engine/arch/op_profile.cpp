@@ -1,6 +1,5 @@
 #include "engine/arch/op_profile.h"
 
-#include <algorithm>
 #include <chrono>
 #include <mutex>
 
@@ -74,18 +73,13 @@ Status run_timed_ranges(ProfiledOp op, const ParallelFor& threads, size_t n_item
   };
   if (!OpProfile::enabled()) return run(fn);
   std::atomic<uint64_t> busy{0};
-  Status s;
   const uint64_t start = profile_clock_ns();
-  s = run([&](size_t begin, size_t end) {
+  const Status s = run([&](size_t begin, size_t end) {
     const uint64_t t0 = profile_clock_ns();
     fn(begin, end);
     busy.fetch_add(profile_clock_ns() - t0, std::memory_order_relaxed);
   });
-  // The threads a job of this size uses (a small one fewer than n_threads; the caller alone for one part).
-  const size_t part_min =
-      (std::max<size_t>(min_chunk, 1) + granule - 1) / std::max<size_t>(granule, 1) * std::max<size_t>(granule, 1);
-  const auto used = static_cast<unsigned>(std::clamp<size_t>(n_items / part_min, 1, threads.n_threads()));
-  OpProfile::add_threads(op, profile_clock_ns() - start, used, busy.load());
+  OpProfile::add_threads(op, profile_clock_ns() - start, threads.threads_for(n_items, min_chunk, granule), busy.load());
   return s;
 }
 

@@ -19,6 +19,10 @@ class ParallelFor {
 
   unsigned n_threads() const { return n_threads_; }
 
+  // How many threads run() and run_balanced() use for n_items: one per part of at least min_chunk items
+  // (whole granules), at most n_threads(), at least 1.
+  unsigned threads_for(size_t n_items, size_t min_chunk = 1, size_t granule = 1) const;
+
   // Splits [0, n_items) statically into at most n_threads() contiguous ranges of at least min_chunk items,
   // every boundary on a multiple of `granule` (sizes differ by at most one granule), and runs fn(begin, end)
   // on each, thread i always taking the i-th range; returns when all are done. fn must not throw. Errors
