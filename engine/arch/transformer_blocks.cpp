@@ -61,29 +61,45 @@ void rms_norm_rows(std::span<const float> x, std::span<const float> gain, float 
 
 namespace {
 
-// The product of one weight matrix as built by a linear() overload, rows split between the threads.
-Status run_linear(const ParallelFor& threads, const WeightMatrix& w, const MatmulProblem& problem) {
-  const size_t n_tokens = problem.n_tokens;
-  if (Status s = check_matmul_problem(problem); !s) return fail("{}: {}", w.name, s.error().message);
+// A product ready to run: its problem, its kernel, and where its rows start in a group's row sequence.
+struct PreparedProduct {
+  MatmulProblem problem;
+  MatmulFn fn = nullptr;
+  size_t first_row = 0;
+};
+
+// y = W x for x as quantized in xq, checked, with the registry's kernel for W's type.
+Result<PreparedProduct> prepare_product(const WeightMatrix& w, const QuantizedActivations& xq, std::span<float> y) {
+  if (!xq.has(activation_format(w.type))) {
+    return fail("{}: the input was not quantized for {} weights", w.name, ggml_type_name(w.type));
+  }
+  const MatmulProblem p{w.type, w.data, w.n_rows, w.n_cols, xq.x(), xq.n_tokens(), y.data(), &xq};
+  if (Status s = check_matmul_problem(p); !s) return fail("{}: {}", w.name, s.error().message);
   auto kernel = matmul_registry().find(w.type);
   if (!kernel) return fail("{}: {}", w.name, kernel.error().message);
-  const MatmulFn fn = kernel->fn;
+  return PreparedProduct{p, kernel->fn};
+}
+
+// A batch: a static split, thread i always gets the same rows of W, so each thread streams its own slice of
+// the weights (the same slice on every call, warm in its core's caches when it fits). A few tokens
+// (generation) stream every weight once per step whoever reads it: rows are handed out in chunks as threads
+// finish, since a fixed split leaves the faster thread waiting (16% of thread time idle on a 2-core VM,
+// bench --profile; docs/decode-speed.md).
+RangeSplit row_split(size_t n_tokens) { return n_tokens < kMinPanelTokens ? RangeSplit::balanced : RangeSplit::fixed; }
+
+// One product, rows split between the threads.
+Status run_linear(const ParallelFor& threads, const WeightMatrix& w, const PreparedProduct& product) {
+  const MatmulProblem& problem = product.problem;
   const ProfiledOp op = OpProfile::enabled() ? profiled_op_of_weight(w.name) : ProfiledOp::matmul;
   const OpTimer timer(op, w.data.size());
-  // A batch: a static split, thread i always gets the same rows of W, so each thread streams its own slice
-  // of the weights (the same slice on every call, warm in its core's caches when it fits). A few tokens
-  // (generation) stream every weight once per step whoever reads it: rows are handed out in chunks as
-  // threads finish, since a fixed split leaves the faster thread waiting (16% of thread time idle on a
-  // 2-core VM, bench --profile; docs/decode-speed.md).
-  const RangeSplit split = n_tokens < kMinPanelTokens ? RangeSplit::balanced : RangeSplit::fixed;
   const auto run_rows = [&](MatmulFn rows_fn, const MatmulProblem& p) {
     return run_timed_ranges(
         op, threads, p.n_rows, [&](size_t begin, size_t end) { rows_fn(p, begin, end); },
-        min_chunk_for(w.n_cols * n_tokens), kRowGranule, split);
+        min_chunk_for(w.n_cols * p.n_tokens), kRowGranule, row_split(p.n_tokens));
   };
   // Float weights in a batch run on our kernel or oneDNN, whichever a measurement found faster for the shape.
-  Status s =
-      float_gemm_applies(problem) ? run_float_gemm(problem, fn, threads.n_threads(), run_rows) : run_rows(fn, problem);
+  Status s = float_gemm_applies(problem) ? run_float_gemm(problem, product.fn, threads.n_threads(), run_rows)
+                                         : run_rows(product.fn, problem);
   if (!s) return fail("{}: {}", w.name, s.error().message);
   return {};
 }
@@ -113,37 +129,22 @@ Status quantize_input(const ParallelFor& threads, std::initializer_list<const We
   return {};
 }
 
-namespace {
-
-// A group member's problem and kernel, and where its rows start in the group's row sequence.
-struct GroupMember {
-  MatmulProblem problem;
-  MatmulFn fn;
-  size_t first_row;
-};
-
-}  // namespace
-
 Status linear_group(const ParallelFor& threads, ProfiledOp op, std::initializer_list<LinearOutput> outputs,
                     const QuantizedActivations& xq) {
-  const size_t n_tokens = xq.n_tokens();
-  GroupMember members[4];
+  PreparedProduct members[4];
   size_t n_members = 0, total_rows = 0, max_cols = 0;
+  uint64_t weight_bytes = 0;
   bool separately = outputs.size() > std::size(members);
   for (const LinearOutput& out : outputs) {
     if (separately) break;
-    const WeightMatrix& w = *out.w;
-    if (!xq.has(activation_format(w.type))) {
-      return fail("{}: the input was not quantized for {} weights", w.name, ggml_type_name(w.type));
-    }
-    const MatmulProblem p{w.type, w.data, w.n_rows, w.n_cols, xq.x(), n_tokens, out.y.data(), &xq};
-    if (Status s = check_matmul_problem(p); !s) return fail("{}: {}", w.name, s.error().message);
-    auto kernel = matmul_registry().find(w.type);
-    if (!kernel) return fail("{}: {}", w.name, kernel.error().message);
-    if (float_gemm_applies(p)) separately = true;
-    members[n_members++] = {p, kernel->fn, total_rows};
-    total_rows += w.n_rows;
-    max_cols = std::max<size_t>(max_cols, w.n_cols);
+    auto product = prepare_product(*out.w, xq, out.y);
+    if (!product) return product.error();
+    if (float_gemm_applies(product->problem)) separately = true;
+    product->first_row = total_rows;
+    members[n_members++] = *product;
+    total_rows += out.w->n_rows;
+    max_cols = std::max<size_t>(max_cols, out.w->n_cols);
+    weight_bytes += out.w->data.size();
   }
   if (separately) {
     for (const LinearOutput& out : outputs) {
@@ -151,29 +152,26 @@ Status linear_group(const ParallelFor& threads, ProfiledOp op, std::initializer_
     }
     return {};
   }
-  uint64_t weight_bytes = 0;
-  for (size_t m = 0; m < n_members; ++m) weight_bytes += members[m].problem.weights.size();
   const OpTimer timer(op, weight_bytes);
-  const RangeSplit split = n_tokens < kMinPanelTokens ? RangeSplit::balanced : RangeSplit::fixed;
+  const size_t n_tokens = xq.n_tokens();
   Status s = run_timed_ranges(
       op, threads, total_rows,
       [&](size_t begin, size_t end) {
         for (size_t m = 0; m < n_members; ++m) {
-          const GroupMember& g = members[m];
+          const PreparedProduct& g = members[m];
           const size_t lo = std::max(begin, g.first_row), hi = std::min(end, g.first_row + g.problem.n_rows);
           if (lo < hi) g.fn(g.problem, lo - g.first_row, hi - g.first_row);
         }
       },
-      min_chunk_for(max_cols * n_tokens), kRowGranule, split);
+      min_chunk_for(max_cols * n_tokens), kRowGranule, row_split(n_tokens));
   if (!s) return fail("{}: {}", outputs.begin()->w->name, s.error().message);
   return {};
 }
 
 Status linear(const ParallelFor& threads, const WeightMatrix& w, const QuantizedActivations& xq, std::span<float> y) {
-  if (!xq.has(activation_format(w.type))) {
-    return fail("{}: the input was not quantized for {} weights", w.name, ggml_type_name(w.type));
-  }
-  return run_linear(threads, w, {w.type, w.data, w.n_rows, w.n_cols, xq.x(), xq.n_tokens(), y.data(), &xq});
+  auto product = prepare_product(w, xq, y);
+  if (!product) return product.error();
+  return run_linear(threads, w, *product);
 }
 
 Status linear(const ParallelFor& threads, const WeightMatrix& w, std::span<const float> x, size_t n_tokens,
