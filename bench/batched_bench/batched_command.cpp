@@ -29,7 +29,7 @@ int run_batched_bench(const BatchedFlagText& text, BatchedParams& params) {
   const std::vector<BatchedCase> cases = expand_cases(params);
   if (cases.empty()) return report_error(kCommand, "nothing to run: -npp, -ntg and -npl give no combination");
 
-  auto model = Model::load(params.model, {.use_mmap = params.settings.use_mmap});
+  auto model = Model::load(params.model, {.use_mmap = params.settings.use_mmap, .repack = params.settings.repack});
   if (!model) return report_error(kCommand, "cannot load the model: " + model.error().message);
   for (const std::string& w : model->warnings()) warn("warning: " + w);
   const ModelFacts facts = model_facts(*model);

@@ -75,7 +75,7 @@ Status BenchRunner::ensure_model(const BenchTest& test, size_t index) {
   loaded_for_ = test;
   load_error_.clear();
   progress_.step(index, test_name(test), "loading " + test.model);
-  auto model = Model::load(test.model, {.use_mmap = test.settings.use_mmap});
+  auto model = Model::load(test.model, {.use_mmap = test.settings.use_mmap, .repack = test.settings.repack});
   if (!model) {
     load_error_ = "cannot load the model: " + model.error().message;
     return fail("{}", load_error_);

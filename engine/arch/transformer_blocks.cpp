@@ -73,10 +73,14 @@ Result<PreparedProduct> prepare_product(const WeightMatrix& w, const QuantizedAc
   if (!xq.has(activation_format(w.type))) {
     return fail("{}: the input was not quantized for {} weights", w.name, ggml_type_name(w.type));
   }
-  const MatmulProblem p{w.type, w.data, w.n_rows, w.n_cols, xq.x(), xq.n_tokens(), y.data(), &xq};
+  const MatmulProblem p{w.type, w.data, w.n_rows, w.n_cols, xq.x(), xq.n_tokens(), y.data(), &xq, w.layout};
   if (Status s = check_matmul_problem(p); !s) return fail("{}: {}", w.name, s.error().message);
   auto kernel = matmul_registry().find(w.type);
   if (!kernel) return fail("{}: {}", w.name, kernel.error().message);
+  if (w.layout == WeightLayout::interleaved8 && !kernel->reads_interleaved) {
+    return fail("{}: repacked at load for another kernel than {}'s (load the model again, or with --no-repack)", w.name,
+                kernel->variant);
+  }
   return PreparedProduct{p, kernel->fn};
 }
 

@@ -6,9 +6,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <new>
+#include <system_error>
+#include <thread>
 
 #include "engine/model/arch_tensors.h"
 #include "kernels/matmul/matmul_registry.h"
@@ -152,25 +155,29 @@ Result<Model> Model::load(const std::string& path, const ModelLoadOptions& optio
     if (!file) return file.error();
     model.file_ = std::move(*file);
   }
-  return finish(std::move(model), options.mlock);
+  return finish(std::move(model), options);
 }
 
-Result<Model> Model::from_bytes(std::vector<std::byte> bytes, std::string source_name) {
+Result<Model> Model::from_bytes(std::vector<std::byte> bytes, std::string source_name,
+                                const ModelLoadOptions& options) {
   Model model;
   model.owned_bytes_ = std::move(bytes);
   auto file = GgufFile::parse(model.owned_bytes_, std::move(source_name));
   if (!file) return file.error();
   model.file_ = std::move(*file);
-  return finish(std::move(model), false);
+  return finish(std::move(model), {.use_mmap = false, .mlock = false, .repack = options.repack});
 }
 
-Result<Model> Model::finish(Model model, bool mlock) {
+Result<Model> Model::finish(Model model, const ModelLoadOptions& options) {
   auto config = read_model_config(model.file_);
   if (!config) return config.error();
   model.config_ = std::move(*config);
   if (Status s = model.bind_weights(); !s) return fail("{}: {}", model.file_.source_name(), s.error().message);
   for (const GgufTensorInfo& t : model.file_.tensors()) model.tensor_bytes_ += t.n_bytes;
-  if (mlock) model.lock_memory();
+  if (options.repack) {
+    if (Status s = model.interleave_weights(); !s) return fail("{}: {}", model.file_.source_name(), s.error().message);
+  }
+  if (options.mlock) model.lock_memory();
   return model;
 }
 
@@ -201,6 +208,100 @@ Status Model::bind_weights() {
   return {};
 }
 
+namespace {
+
+// The matrices only products read: every layer's, and the output projection unless it is token_embd (which
+// the embedding lookup also reads, row by row).
+std::vector<WeightMatrix*> product_matrices(ModelWeights& w, bool tied_output) {
+  std::vector<WeightMatrix*> all;
+  for (LayerWeights& l : w.layers) {
+    for (WeightMatrix* m : {&l.attn_q, &l.attn_k, &l.attn_v, &l.attn_output, &l.ffn_gate, &l.ffn_up, &l.ffn_down}) {
+      all.push_back(m);
+    }
+  }
+  if (!tied_output) all.push_back(&w.output);
+  return all;
+}
+
+// Of those, the ones whose kernel reads the interleaved layout, with the shape it needs.
+std::vector<WeightMatrix*> matrices_to_interleave(ModelWeights& w, bool tied_output) {
+  std::vector<WeightMatrix*> chosen;
+  for (WeightMatrix* m : product_matrices(w, tied_output)) {
+    if (!has_interleaved_layout(m->type) || m->n_rows % kInterleavedRows != 0 || m->data.empty()) continue;
+    const auto kernel = matmul_registry().find(m->type);
+    if (kernel && kernel->reads_interleaved) chosen.push_back(m);
+  }
+  return chosen;
+}
+
+// Lets the kernel drop the pages of a mapped range the process no longer reads (they stay in the page cache;
+// the resident size then counts the repacked copy once, not twice).
+void release_mapped_pages(std::span<const std::byte> data) {
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data.data()) + page - 1) & ~(page - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(data.data()) + data.size()) & ~(page - 1);
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
+constexpr std::align_val_t kInterleavedAlignment{64};
+constexpr size_t kGroupsPerJob = 256;
+
+}  // namespace
+
+void Model::AlignedFree::operator()(std::byte* p) const { ::operator delete[](p, kInterleavedAlignment); }
+
+Status Model::interleave_weights() {
+  const std::vector<WeightMatrix*> chosen = matrices_to_interleave(weights_, config_.tied_output);
+  if (chosen.empty()) return {};
+  // Jobs of kGroupsPerJob row groups, over every chosen matrix, taken by the threads as they finish.
+  struct Job {
+    size_t matrix, g_begin, g_end;
+  };
+  std::vector<Job> jobs;
+  std::vector<std::span<std::byte>> out;
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    const WeightMatrix& m = *chosen[i];
+    std::byte* bytes = nullptr;
+    try {
+      bytes = static_cast<std::byte*>(::operator new[](m.data.size(), kInterleavedAlignment));
+    } catch (const std::bad_alloc&) {
+      return fail("cannot allocate {:.1f} MiB to repack tensor '{}' (try --no-repack)", m.data.size() / 1048576.0,
+                  m.name);
+    }
+    interleaved_.emplace_back(bytes);
+    out.emplace_back(bytes, m.data.size());
+    const size_t groups = m.n_rows / kInterleavedRows;
+    for (size_t g = 0; g < groups; g += kGroupsPerJob) jobs.push_back({i, g, std::min(groups, g + kGroupsPerJob)});
+  }
+  std::atomic<size_t> next{0};
+  std::vector<Status> results(std::max(1u, std::min(8u, std::thread::hardware_concurrency())));
+  const auto work = [&](Status& result) {
+    for (size_t j = next++; j < jobs.size() && result; j = next++) {
+      const WeightMatrix& m = *chosen[jobs[j].matrix];
+      const Status s =
+          interleave_rows(m.type, m.data, m.n_rows, m.n_cols, out[jobs[j].matrix], jobs[j].g_begin, jobs[j].g_end);
+      if (!s) result = fail("tensor '{}': {}", m.name, s.error().message);
+    }
+  };
+  std::vector<std::thread> threads;
+  try {
+    for (size_t t = 1; t < results.size(); ++t) threads.emplace_back(work, std::ref(results[t]));
+  } catch (const std::system_error&) {  // no more threads: the ones started (and this one) do all the jobs
+  }
+  work(results[0]);
+  for (std::thread& t : threads) t.join();
+  for (const Status& r : results) {
+    if (!r) return r;
+  }
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    if (mapped_) release_mapped_pages(chosen[i]->data);
+    chosen[i]->data = out[i];
+    chosen[i]->layout = WeightLayout::interleaved8;
+    interleaved_bytes_ += out[i].size();
+  }
+  return {};
+}
+
 void Model::lock_memory() {
   const std::byte* begin = nullptr;
   const std::byte* end = nullptr;
@@ -215,12 +316,19 @@ void Model::lock_memory() {
   const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
   const uintptr_t start = reinterpret_cast<uintptr_t>(begin) & ~(page - 1);
   const size_t length = static_cast<size_t>(reinterpret_cast<uintptr_t>(end) - start);
-  if (::mlock(reinterpret_cast<const void*>(start), length) == 0) {
+  size_t total = length;
+  bool locked = ::mlock(reinterpret_cast<const void*>(start), length) == 0;
+  for (const WeightMatrix* m : product_matrices(weights_, config_.tied_output)) {  // and those repacked at load
+    if (m->layout != WeightLayout::interleaved8) continue;
+    total += m->data.size();
+    locked = locked && ::mlock(m->data.data(), m->data.size()) == 0;
+  }
+  if (locked) {
     locked_ = true;
     return;
   }
   warnings_.push_back(fmt::format("mlock of {:.1f} MiB failed: {} (raise `ulimit -l`; continuing unlocked)",
-                                  length / 1048576.0, std::strerror(errno)));
+                                  total / 1048576.0, std::strerror(errno)));
 }
 
 }  // namespace infertune

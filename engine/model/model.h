@@ -5,6 +5,7 @@
 // floats once. Immutable after load, so any number of contexts may share one Model.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "engine/gguf/gguf_file.h"
 #include "engine/model/model_config.h"
 #include "kernels/ggml_type.h"
+#include "kernels/matmul/interleaved_rows.h"
 #include "kernels/result.h"
 
 namespace infertune {
@@ -22,7 +24,8 @@ struct WeightMatrix {
   GgmlType type = GgmlType::F32;
   uint64_t n_cols = 0;
   uint64_t n_rows = 0;
-  std::span<const std::byte> data;  // [n_rows][row bytes], inside the model's file bytes
+  std::span<const std::byte> data;           // [n_rows][row bytes], inside the model's file bytes, or interleaved
+  WeightLayout layout = WeightLayout::rows;  // interleaved8: repacked at load into memory the Model owns
 };
 
 struct LayerWeights {
@@ -51,13 +54,17 @@ struct ModelWeights {
 struct ModelLoadOptions {
   bool use_mmap = true;  // false: read the whole file into memory owned by the Model
   bool mlock = false;    // lock the tensor data in RAM (a failure is a warning, as in llama.cpp)
+  // Interleave the rows of the matrices whose kernel reads that layout faster (kernels/matmul/interleaved_rows.h);
+  // false: every matrix stays in the file's layout (llama.cpp's --no-repack).
+  bool repack = true;
 };
 
 class Model {
  public:
   static Result<Model> load(const std::string& path, const ModelLoadOptions& options = {});
-  // A model held in memory (tests: synthesize_in_memory's output).
-  static Result<Model> from_bytes(std::vector<std::byte> bytes, std::string source_name = "<memory>");
+  // A model held in memory (tests: synthesize_in_memory's output). Only `repack` of the options applies.
+  static Result<Model> from_bytes(std::vector<std::byte> bytes, std::string source_name = "<memory>",
+                                  const ModelLoadOptions& options = {});
 
   Model(Model&&) = default;
   Model& operator=(Model&&) = default;
@@ -70,21 +77,28 @@ class Model {
 
   bool mapped() const { return mapped_; }
   bool locked() const { return locked_; }
-  uint64_t tensor_bytes() const { return tensor_bytes_; }  // all tensor data, as stored
+  uint64_t tensor_bytes() const { return tensor_bytes_; }            // all tensor data, as stored
+  uint64_t interleaved_bytes() const { return interleaved_bytes_; }  // of the matrices repacked at load
   // Things the caller may want to tell the user (an mlock that failed).
   const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:
   Model() = default;
-  static Result<Model> finish(Model model, bool mlock);
+  static Result<Model> finish(Model model, const ModelLoadOptions& options);
   Status bind_weights();
+  Status interleave_weights();
   void lock_memory();
 
+  struct AlignedFree {
+    void operator()(std::byte* p) const;
+  };
   std::vector<std::byte> owned_bytes_;  // the file's bytes when not mapped; must outlive file_
+  std::vector<std::unique_ptr<std::byte[], AlignedFree>> interleaved_;  // the repacked matrices' bytes
   GgufFile file_;
   ModelConfig config_;
   ModelWeights weights_;
   uint64_t tensor_bytes_ = 0;
+  uint64_t interleaved_bytes_ = 0;
   bool mapped_ = false;
   bool locked_ = false;
   std::vector<std::string> warnings_;

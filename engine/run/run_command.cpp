@@ -121,7 +121,8 @@ Result<std::vector<int32_t>> generate(const RunFlags& flags, Context& ctx, const
 
 Result<Model> load_model(const RunFlags& flags, Timings& timings) {
   const Stopwatch load;
-  auto model = Model::load(flags.model, {.use_mmap = flags.settings.use_mmap, .mlock = flags.mlock});
+  auto model = Model::load(
+      flags.model, {.use_mmap = flags.settings.use_mmap, .mlock = flags.mlock, .repack = flags.settings.repack});
   timings.load_ms = load.ms();
   if (model) {
     for (const std::string& warning : model->warnings()) fmt::print(stderr, "run: warning: {}\n", warning);

@@ -14,6 +14,7 @@ struct EngineSettings {
   PlacementOptions placement;  // -t, -tb, -C, --cpu-strict, --numa, --prio, --poll
   int n_gpu_layers = 0;        // -ngl; > 0 needs a GPU backend, which the forward pass does not have yet
   bool use_mmap = true;        // -mmp / --no-mmap
+  bool repack = true;          // --repack / --no-repack: interleave weight rows at load (ModelLoadOptions)
 };
 
 }  // namespace infertune

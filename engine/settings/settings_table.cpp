@@ -402,6 +402,28 @@ std::vector<Setting> build_table() {
       .apply = [](std::string_view v, EngineSettings& s) { s.use_mmap = v == "1"; },
       .read = [](const EngineSettings& s) { return std::string(s.use_mmap ? "1" : "0"); },
   });
+  t.push_back({
+      .key = "repack",
+      .group = kOffload,
+      .config_key = "repack",
+      .long_flag = "--repack",
+      .llama_flag = "--repack",
+      .switch_flag = "--no-repack",
+      .switch_value = "0",
+      .switch_help = "Keep every weight in the file's layout (llama.cpp's -nr / --no-repack)",
+      .kind = ValueKind::Boolean,
+      .default_value = "1",
+      .unset_value = "1",
+      .help = "Interleave Q4_K weight rows 8 at a time at load, for faster generation (0: the file's layout)",
+      .commands = kEveryCommand,
+      .list_commands = kLists,
+      .switch_commands = kRunStyle,
+      .reloads_model = true,
+      .canonical = canonical_bool,
+      .allowed = [] { return std::string("0, 1"); },
+      .apply = [](std::string_view v, EngineSettings& s) { s.repack = v == "1"; },
+      .read = [](const EngineSettings& s) { return std::string(s.repack ? "1" : "0"); },
+  });
   return t;
 }
 

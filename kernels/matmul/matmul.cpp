@@ -12,6 +12,10 @@ Status check_matmul_problem(const MatmulProblem& p) {
     return fail("matmul: {} weights of {} rows x {} values need {} bytes, got {}", ggml_type_name(p.type), p.n_rows,
                 p.n_cols, *row_bytes * p.n_rows, p.weights.size());
   }
+  if (p.layout == WeightLayout::interleaved8 &&
+      (!has_interleaved_layout(p.type) || p.n_rows % kInterleavedRows != 0)) {
+    return fail("matmul: {} weights of {} rows cannot be in the interleaved layout", ggml_type_name(p.type), p.n_rows);
+  }
   if (p.n_tokens > 0 && p.n_rows > 0 && (p.x == nullptr || p.y == nullptr)) {
     return fail("matmul: missing activation or output buffer");
   }

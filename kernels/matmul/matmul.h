@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "kernels/ggml_type.h"
+#include "kernels/matmul/interleaved_rows.h"
 #include "kernels/matmul/quantized_activations.h"
 #include "kernels/result.h"
 
@@ -18,7 +19,7 @@ namespace infertune {
 
 struct MatmulProblem {
   GgmlType type = GgmlType::F32;
-  std::span<const std::byte> weights;  // [n_rows][row_bytes], as stored in the file
+  std::span<const std::byte> weights;  // [n_rows][row_bytes], as stored in the file, or interleaved (`layout`)
   size_t n_rows = 0;
   size_t n_cols = 0;         // values per weight row = values per activation row
   const float* x = nullptr;  // [n_tokens][n_cols]
@@ -27,6 +28,7 @@ struct MatmulProblem {
   // x already quantized (quantize_all or prepare + quantize of this x); null: kernels quantize x themselves.
   // Used when it holds the format the weight type reads.
   const QuantizedActivations* xq = nullptr;
+  WeightLayout layout = WeightLayout::rows;  // of `weights`
 };
 
 // Computes y[t][row] for every token t and row in [row_begin, row_end). Calls on disjoint row ranges of
@@ -37,6 +39,7 @@ struct MatmulKernel {
   GgmlType type = GgmlType::F32;
   std::string_view variant;  // "scalar", later "avx2", "avx512", ...
   MatmulFn fn = nullptr;
+  bool reads_interleaved = false;  // also takes weights in WeightLayout::interleaved8
 };
 
 // The shape checks every kernel relies on: a row length that is whole blocks of the type, weights of

@@ -253,7 +253,11 @@ Result<SweepPlan> plan_sweep(const SweepSpec& s, const ModelShapeFn& shapes, boo
       const EngineSettings loaded = with_values(default_engine_settings(), product.reload, at);
       TrialGroup group;
       group.key = {{"model", v.path}, {"quant", v.quant}};
-      for (const Dimension& d : product.reload) group.key.update(config_field(*d.setting, loaded));
+      for (const Dimension& d : product.reload) {
+        const Setting& setting = *d.setting;
+        if (!setting.stored_when_default && setting.read(loaded) == setting.default_value) continue;  // old keys
+        group.key.update(config_field(setting, loaded));
+      }
       by_group.push_back(product.trials_of(group, loaded, *shape));
       plan.groups.push_back(std::move(group));
     });

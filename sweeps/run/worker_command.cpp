@@ -152,6 +152,8 @@ Result<Model> load_model(const WorkerRequest& request, double& load_ms) {
   ModelLoadOptions options;
   const auto& mmap = request.group_key.find("mmap");
   if (mmap != request.group_key.end() && mmap->is_boolean()) options.use_mmap = mmap->get<bool>();
+  const auto& repack = request.group_key.find("repack");  // absent: the default (on)
+  if (repack != request.group_key.end() && repack->is_boolean()) options.repack = repack->get<bool>();
   const auto start = std::chrono::steady_clock::now();
   auto model = Model::load(request.model_path, options);
   load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -39,6 +39,7 @@ const std::map<std::string, std::vector<std::pair<std::string, std::string>>>& s
       {"cache_type_v", {{"F32", "f32"}, {"q8_0", "q8_0"}}},
       {"flash_attn", {{"on", "on"}, {"1", "on"}, {"true", "on"}, {"off", "off"}, {"0", "off"}, {"-1", "auto"}}},
       {"mmap", {{"1", "1"}, {"0", "0"}}},
+      {"repack", {{"1", "1"}, {"0", "0"}, {"true", "1"}}},
   };
   return table;
 }
@@ -106,9 +107,10 @@ TEST(SettingsTable, EveryValueRoundTrips) {
 
 TEST(SettingsTable, BadValuesAreRefusedNamingTheFlag) {
   const std::vector<std::pair<std::string, std::string>> bad{
-      {"threads", "-2"},    {"threads", "x"},  {"cpu_mask", "zz"},       {"cpu_strict", "2"},     {"numa", "spread"},
-      {"prio", "4"},        {"poll", "101"},   {"n_gpu_layers", "-5"},   {"ctx_size", "-1"},      {"batch_size", "0"},
-      {"ubatch_size", "0"}, {"parallel", "0"}, {"cache_type_k", "q4_k"}, {"flash_attn", "maybe"}, {"mmap", "2"},
+      {"threads", "-2"},        {"threads", "x"},        {"cpu_mask", "zz"},   {"cpu_strict", "2"},
+      {"numa", "spread"},       {"prio", "4"},           {"poll", "101"},      {"n_gpu_layers", "-5"},
+      {"ctx_size", "-1"},       {"batch_size", "0"},     {"ubatch_size", "0"}, {"parallel", "0"},
+      {"cache_type_k", "q4_k"}, {"flash_attn", "maybe"}, {"mmap", "2"},        {"repack", "yes"},
   };
   for (const auto& [key, value] : bad) {
     const Setting& s = *find_setting(key);

@@ -76,7 +76,7 @@ namespace {
 
 std::vector<MatmulKernel> avx2_kernels() {
   std::vector<MatmulKernel> kernels;
-  for (const auto& k : x86::kIsaKernels<x86::Avx2Isa>) kernels.push_back({k.type, "avx2", k.fn});
+  for (const auto& k : x86::kIsaKernels<x86::Avx2Isa>) kernels.push_back({k.type, "avx2", k.fn, k.reads_interleaved});
   return kernels;
 }
 

@@ -34,6 +34,7 @@
 
 #include "kernels/matmul/activation_quant.h"
 #include "kernels/matmul/avx2/x86_float_kernels.h"
+#include "kernels/matmul/avx2/x86_interleaved_kernels.h"
 #include "kernels/matmul/avx2/x86_k_formats.h"
 #include "kernels/matmul/avx2/x86_q8_formats.h"
 #include "kernels/matmul/avx2/x86_simd_helpers.h"
@@ -513,6 +514,9 @@ void matmul_q8k_act(const MatmulProblem& p, size_t row_begin, size_t row_end) {
   if (row_begin >= row_end || p.n_tokens == 0) return;
   const QuantizedActivations& a = problem_activations(p);
   if (a.has_panels()) return matmul_tiled<Isa, Q8kTiles<Isa, F>>(p, a, row_begin, row_end);
+  if constexpr (kInterleaves<F>) {
+    if (p.layout == WeightLayout::interleaved8) return matvec_q4k_interleaved<Isa>(p, a, row_begin, row_end);
+  }
   matvec_q8k<Isa, F>(p, a, row_begin, row_end);
 }
 
@@ -520,17 +524,25 @@ void matmul_q8k_act(const MatmulProblem& p, size_t row_begin, size_t row_end) {
 struct TypedKernel {
   GgmlType type;
   MatmulFn fn;
+  bool reads_interleaved = false;  // also takes WeightLayout::interleaved8 weights
 };
 
 template <class Isa>
 constexpr TypedKernel kIsaKernels[] = {
-    {GgmlType::Q4_K, matmul_q8k_act<Isa, Q4KFormat>},     {GgmlType::Q6_K, matmul_q8k_act<Isa, Q6KFormat>},
-    {GgmlType::Q8_0, matmul_q8_act<Isa, Q8_0Format>},     {GgmlType::Q4_0, matmul_q8_act<Isa, Q4_0Format>},
-    {GgmlType::F16, matmul_float_act<dot_f16>},           {GgmlType::F32, matmul_float_act<dot_f32>},
-    {GgmlType::BF16, matmul_float_act<dot_bf16>},         {GgmlType::Q5_K, matmul_q8k_act<Isa, Q5KFormat>},
-    {GgmlType::Q5_0, matmul_q8_act<Isa, Q5_0Format>},     {GgmlType::Q4_1, matmul_q8_act<Isa, Q4_1Format>},
-    {GgmlType::Q5_1, matmul_q8_act<Isa, Q5_1Format>},     {GgmlType::IQ4_NL, matmul_q8_act<Isa, Iq4NlFormat>},
-    {GgmlType::IQ4_XS, matmul_q8k_act<Isa, Iq4XsFormat>}, {GgmlType::Q2_K, matmul_q8k_act<Isa, Q2KFormat>},
+    {GgmlType::Q4_K, matmul_q8k_act<Isa, Q4KFormat>, true},
+    {GgmlType::Q6_K, matmul_q8k_act<Isa, Q6KFormat>},
+    {GgmlType::Q8_0, matmul_q8_act<Isa, Q8_0Format>},
+    {GgmlType::Q4_0, matmul_q8_act<Isa, Q4_0Format>},
+    {GgmlType::F16, matmul_float_act<dot_f16>},
+    {GgmlType::F32, matmul_float_act<dot_f32>},
+    {GgmlType::BF16, matmul_float_act<dot_bf16>},
+    {GgmlType::Q5_K, matmul_q8k_act<Isa, Q5KFormat>},
+    {GgmlType::Q5_0, matmul_q8_act<Isa, Q5_0Format>},
+    {GgmlType::Q4_1, matmul_q8_act<Isa, Q4_1Format>},
+    {GgmlType::Q5_1, matmul_q8_act<Isa, Q5_1Format>},
+    {GgmlType::IQ4_NL, matmul_q8_act<Isa, Iq4NlFormat>},
+    {GgmlType::IQ4_XS, matmul_q8k_act<Isa, Iq4XsFormat>},
+    {GgmlType::Q2_K, matmul_q8k_act<Isa, Q2KFormat>},
     {GgmlType::Q3_K, matmul_q8k_act<Isa, Q3KFormat>},
 };
 

@@ -37,6 +37,7 @@
 #include "kernels/matmul/avx2/x86_q8_formats.h"
 #include "kernels/matmul/avx2/x86_simd_helpers.h"
 #include "kernels/matmul/decode_buffer.h"
+#include "kernels/matmul/interleaved_rows.h"
 #include "kernels/matmul/matmul.h"
 #include "kernels/matmul/quantized_activations.h"
 
@@ -271,24 +272,38 @@ void tile_q8k(const DecodedRows<R>& w, const TokenTile<NV>& x, size_t nsb, float
   }
 }
 
+// Super-block sb of `row` in the file's layout: in place, or rebuilt in `scratch` from the interleaved layout.
+template <class F>
+const uint8_t* k_block(const uint8_t* weights, size_t row_bytes, WeightLayout layout, size_t row, size_t sb,
+                       uint8_t (&scratch)[F::kBytes]) {
+  if constexpr (kInterleaves<F>) {
+    if (layout == WeightLayout::interleaved8) {
+      const uint8_t* group = weights + row / kInterleavedRows * kInterleavedRows * row_bytes;
+      q4k_block_of_lane(group + sb * kInterleavedRows * F::kBytes, row % kInterleavedRows, scratch);
+      return scratch;
+    }
+  }
+  return weights + row * row_bytes + sb * F::kBytes;
+}
+
 // Decodes rows [r0, r0 + nr) of K format F into buf, from its row `slot` on.
 template <class Isa, class F, int R>
-DecodedRows<R> decode_rows_q8k(const uint8_t* weights, size_t row_bytes, size_t r0, size_t nr, size_t n_cols,
-                               DecodeBuffer& buf, size_t slot) {
+DecodedRows<R> decode_rows_q8k(const uint8_t* weights, size_t row_bytes, WeightLayout layout, size_t r0, size_t nr,
+                               size_t n_cols, DecodeBuffer& buf, size_t slot) {
   constexpr size_t kSubs = 256 / F::kSub;
   constexpr size_t kPairs = F::template kPairValues<Isa> ? 256 / F::template kPairValues<Isa> : 8;
   const size_t nsb = n_cols / 256;
   DecodedRows<R> rows;
+  uint8_t scratch[F::kBytes];
   for (size_t r = 0; r < nr; ++r) {
-    const uint8_t* row = weights + (r0 + r) * row_bytes;
     uint8_t* codes = buf.codes() + (slot + r) * n_cols;
     float* d = buf.d() + (slot + r) * nsb;
     float* off = buf.off() + (slot + r) * nsb;
     int32_t* scales = buf.scales() + (slot + r) * nsb * kSubs;
     int32_t* coefs = buf.coefs() + (slot + r) * nsb * kPairs;
     for (size_t sb = 0; sb < nsb; ++sb) {
-      F::template unpack<Isa>(row + sb * F::kBytes, codes + 256 * sb, scales + kSubs * sb, coefs + kPairs * sb, d[sb],
-                              off[sb]);
+      F::template unpack<Isa>(k_block<F>(weights, row_bytes, layout, r0 + r, sb, scratch), codes + 256 * sb,
+                              scales + kSubs * sb, coefs + kPairs * sb, d[sb], off[sb]);
     }
     rows.codes[r] = codes;
     rows.d[r] = d;
@@ -306,8 +321,8 @@ DecodedRows<R> decode_rows_q8k(const uint8_t* weights, size_t row_bytes, size_t 
 template <class Isa, class F>
 struct Q8Tiles {
   template <int R>
-  static DecodedRows<R> decode(const uint8_t* weights, size_t row_bytes, size_t r0, size_t nr, size_t n_cols,
-                               DecodeBuffer& buf, size_t slot) {
+  static DecodedRows<R> decode(const uint8_t* weights, size_t row_bytes, WeightLayout, size_t r0, size_t nr,
+                               size_t n_cols, DecodeBuffer& buf, size_t slot) {
     return decode_rows_q8<Isa, F, R>(weights, row_bytes, r0, nr, n_cols, buf, slot);
   }
   template <int R, int NV>
@@ -322,9 +337,9 @@ struct Q8Tiles {
 template <class Isa, class F>
 struct Q8kTiles {
   template <int R>
-  static DecodedRows<R> decode(const uint8_t* weights, size_t row_bytes, size_t r0, size_t nr, size_t n_cols,
-                               DecodeBuffer& buf, size_t slot) {
-    return decode_rows_q8k<Isa, F, R>(weights, row_bytes, r0, nr, n_cols, buf, slot);
+  static DecodedRows<R> decode(const uint8_t* weights, size_t row_bytes, WeightLayout layout, size_t r0, size_t nr,
+                               size_t n_cols, DecodeBuffer& buf, size_t slot) {
+    return decode_rows_q8k<Isa, F, R>(weights, row_bytes, layout, r0, nr, n_cols, buf, slot);
   }
   template <int R, int NV>
   static void compute(const DecodedRows<R>& rows, const QuantizedActivations& a, size_t t0, size_t n_cols,
@@ -363,7 +378,7 @@ void matmul_tiled(const MatmulProblem& p, const QuantizedActivations& a, size_t 
     DecodedRows<R> tiles[kGroupTiles];
     for (size_t i = 0; i < n_tiles; ++i) {
       const size_t nr = std::min<size_t>(R, group_rows - i * R);
-      tiles[i] = Tiles::template decode<R>(weights, row_bytes, g0 + i * R, nr, p.n_cols, buf, i * R);
+      tiles[i] = Tiles::template decode<R>(weights, row_bytes, p.layout, g0 + i * R, nr, p.n_cols, buf, i * R);
     }
     // The next group's weights, a part per tile computed.
     const uint8_t* next = weights + (g0 + group_rows) * row_bytes;

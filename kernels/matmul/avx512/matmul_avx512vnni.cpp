@@ -89,7 +89,8 @@ MatmulFn chosen_kernel(const x86::TypedKernel& k) {
 
 std::vector<MatmulKernel> avx512vnni_kernels() {
   std::vector<MatmulKernel> kernels;
-  for (const auto& k : x86::kIsaKernels<x86::VnniIsa>) kernels.push_back({k.type, "avx512vnni", chosen_kernel(k)});
+  for (const auto& k : x86::kIsaKernels<x86::VnniIsa>)
+    kernels.push_back({k.type, "avx512vnni", chosen_kernel(k), k.reads_interleaved});
   return kernels;
 }
 

@@ -71,7 +71,8 @@ namespace {
 
 std::vector<MatmulKernel> avxvnni_kernels() {
   std::vector<MatmulKernel> kernels;
-  for (const auto& k : x86::kIsaKernels<x86::AvxVnniIsa>) kernels.push_back({k.type, "avxvnni", k.fn});
+  for (const auto& k : x86::kIsaKernels<x86::AvxVnniIsa>)
+    kernels.push_back({k.type, "avxvnni", k.fn, k.reads_interleaved});
   return kernels;
 }
 

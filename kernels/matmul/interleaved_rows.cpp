@@ -1,0 +1,142 @@
+#include "kernels/matmul/interleaved_rows.h"
+
+#include <cstring>
+
+#include "kernels/quant/kquant_search.h"
+
+namespace infertune {
+namespace {
+
+constexpr size_t kQ4KBlockBytes = 144;
+constexpr uint32_t kLowNibbles = 0x0F0F0F0Fu;
+
+uint32_t u32_at(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+void store_u32(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }
+
+// The 4 interleaved code bytes of sub-block j, quarter i of one row, from its file block's qs[128]: value v of
+// sub-block j is the low (j even) or high (j odd) nibble of qs[32 (j / 2) + v].
+uint32_t q4k_lane_codes(const uint8_t* qs, int j, int i) {
+  const uint8_t* chunk = qs + 32 * (j / 2) + 8 * i;
+  const uint32_t a = u32_at(chunk), b = u32_at(chunk + 4);  // values 8i..8i+3 and 8i+4..8i+7
+  if (j % 2 == 0) return (a & kLowNibbles) | ((b & kLowNibbles) << 4);
+  return ((a >> 4) & kLowNibbles) | (b & ~kLowNibbles);
+}
+
+void interleave_q4k_block(const uint8_t* const (&blocks)[kInterleavedRows], uint8_t* out) {
+  uint8_t scales[64], mins[64];
+  for (int r = 0; r < 8; ++r) {
+    const uint8_t* w = blocks[r];
+    std::memcpy(out + 2 * r, w, 2);           // d
+    std::memcpy(out + 16 + 2 * r, w + 2, 2);  // dmin
+    for (int j = 0; j < 8; ++j)
+      kquant::unpack_scale_min_6bit(j, w + 4, &scales[q4k_scale_slot(j, r)], &mins[q4k_scale_slot(j, r)]);
+    for (int j = 0; j < 8; ++j) {
+      for (int i = 0; i < 4; ++i) store_u32(out + 128 + 128 * j + 32 * i + 4 * r, q4k_lane_codes(w + 16, j, i));
+    }
+  }
+  for (int k = 0; k < 32; ++k) {
+    out[32 + k] = static_cast<uint8_t>((scales[k] & 15) | (scales[k + 32] & 15) << 4);
+    out[64 + k] = static_cast<uint8_t>((mins[k] & 15) | (mins[k + 32] & 15) << 4);
+    out[96 + k] = static_cast<uint8_t>(scales[k] >> 4 | (scales[k + 32] >> 4) << 2 | (mins[k] >> 4) << 4 |
+                                       (mins[k + 32] >> 4) << 6);
+  }
+}
+
+// The 6-bit scale or min at slot k of an interleaved super-block (low: byte offset of its low nibbles, 32 or
+// 64; shift: where its top 2 bits sit in the high-bits byte, 0-6).
+uint8_t q4k_six_bits(const uint8_t* group_block, int k, size_t low, int high_shift) {
+  const int byte = k % 32;
+  const uint8_t low4 = k < 32 ? group_block[low + byte] & 15 : group_block[low + byte] >> 4;
+  return static_cast<uint8_t>(low4 | ((group_block[96 + byte] >> high_shift) & 3) << 4);
+}
+
+Status check_shape(GgmlType type, size_t size, size_t n_rows, size_t n_cols) {
+  if (!has_interleaved_layout(type)) return fail("{} weights have no interleaved layout", ggml_type_name(type));
+  if (n_rows % kInterleavedRows != 0) {
+    return fail("{} weights of {} rows cannot be interleaved: not a multiple of {} rows", ggml_type_name(type), n_rows,
+                kInterleavedRows);
+  }
+  const auto row_bytes = ggml_row_bytes(type, n_cols);
+  if (!row_bytes || *row_bytes * n_rows != size) {
+    return fail("{} weights of {} rows x {} values: {} bytes is not their size", ggml_type_name(type), n_rows, n_cols,
+                size);
+  }
+  return {};
+}
+
+}  // namespace
+
+bool has_interleaved_layout(GgmlType type) { return type == GgmlType::Q4_K; }
+
+void q4k_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block) {
+  const int r = static_cast<int>(lane);
+  std::memcpy(block, group_block + 2 * r, 2);
+  std::memcpy(block + 2, group_block + 16 + 2 * r, 2);
+  uint8_t scales[8], mins[8];
+  for (int j = 0; j < 8; ++j) {
+    scales[j] = q4k_six_bits(group_block, q4k_scale_slot(j, r), 32, j < 4 ? 0 : 2);
+    mins[j] = q4k_six_bits(group_block, q4k_scale_slot(j, r), 64, j < 4 ? 4 : 6);
+  }
+  kquant::pack_scales_mins_6bit(scales, mins, block + 4);
+  uint8_t* qs = block + 16;
+  for (int c = 0; c < 4; ++c) {  // sub-blocks 2c (low nibbles of qs[32c..]) and 2c + 1 (high nibbles)
+    for (int i = 0; i < 4; ++i) {
+      const uint32_t lo = u32_at(group_block + 128 + 128 * (2 * c) + 32 * i + 4 * r);
+      const uint32_t hi = u32_at(group_block + 128 + 128 * (2 * c + 1) + 32 * i + 4 * r);
+      store_u32(qs + 32 * c + 8 * i, (lo & kLowNibbles) | ((hi & kLowNibbles) << 4));
+      store_u32(qs + 32 * c + 8 * i + 4, ((lo >> 4) & kLowNibbles) | (hi & ~kLowNibbles));
+    }
+  }
+}
+
+Status interleave_rows(GgmlType type, std::span<const std::byte> rows, size_t n_rows, size_t n_cols,
+                       std::span<std::byte> out, size_t g_begin, size_t g_end) {
+  if (Status s = check_shape(type, rows.size(), n_rows, n_cols); !s) return s;
+  if (out.size() != rows.size()) return fail("interleave: {} bytes of output for {} bytes", out.size(), rows.size());
+  if (g_begin > g_end || g_end > n_rows / kInterleavedRows) {
+    return fail("interleave: groups [{}, {}) outside the {} groups", g_begin, g_end, n_rows / kInterleavedRows);
+  }
+  const size_t row_bytes = rows.size() / n_rows, n_blocks = n_cols / 256;
+  const auto* in = reinterpret_cast<const uint8_t*>(rows.data());
+  auto* dst = reinterpret_cast<uint8_t*>(out.data());
+  for (size_t g = g_begin; g < g_end; ++g) {
+    const uint8_t* group = in + g * kInterleavedRows * row_bytes;
+    for (size_t b = 0; b < n_blocks; ++b) {
+      const uint8_t* blocks[kInterleavedRows];
+      for (size_t r = 0; r < kInterleavedRows; ++r) blocks[r] = group + r * row_bytes + b * kQ4KBlockBytes;
+      interleave_q4k_block(blocks, dst + g * kInterleavedRows * row_bytes + b * kQ4KInterleavedBlockBytes);
+    }
+  }
+  return {};
+}
+
+Status interleave_rows(GgmlType type, std::span<const std::byte> rows, size_t n_rows, size_t n_cols,
+                       std::span<std::byte> out) {
+  return interleave_rows(type, rows, n_rows, n_cols, out, 0, n_rows / kInterleavedRows);
+}
+
+Status deinterleave_rows(GgmlType type, std::span<const std::byte> interleaved, size_t n_rows, size_t n_cols,
+                         std::span<std::byte> rows) {
+  if (Status s = check_shape(type, interleaved.size(), n_rows, n_cols); !s) return s;
+  if (rows.size() != interleaved.size()) {
+    return fail("deinterleave: {} bytes of output for {} bytes", rows.size(), interleaved.size());
+  }
+  const size_t row_bytes = rows.size() / n_rows, n_blocks = n_cols / 256;
+  const auto* in = reinterpret_cast<const uint8_t*>(interleaved.data());
+  auto* dst = reinterpret_cast<uint8_t*>(rows.data());
+  for (size_t row = 0; row < n_rows; ++row) {
+    const uint8_t* group = in + row / kInterleavedRows * kInterleavedRows * row_bytes;
+    for (size_t b = 0; b < n_blocks; ++b) {
+      q4k_block_of_lane(group + b * kQ4KInterleavedBlockBytes, row % kInterleavedRows,
+                        dst + row * row_bytes + b * kQ4KBlockBytes);
+    }
+  }
+  return {};
+}
+
+}  // namespace infertune

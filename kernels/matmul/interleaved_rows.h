@@ -1,0 +1,65 @@
+#pragma once
+// Weight rows interleaved in groups of 8 at load ("repacking"), for the matrix-vector kernels of a generation
+// step. In the file's layout each row is its own run of blocks, so a kernel that computes 8 rows at once
+// reads 8 streams, reduces each row's sums horizontally and decodes each row's block scales on its own. In
+// the interleaved layout one contiguous pass feeds all 8 rows: the codes of 8 rows sit side by side, one
+// 32-bit lane per row, so a vector of activations broadcast to every lane multiplies all 8 rows at once and
+// each lane ends holding its row's sum; the block scales of the 8 rows are decoded with a few vector ops.
+//
+// The layout keeps the size and the place of every group: rows [8g, 8g + 8) occupy the same bytes
+// [8g * row_bytes, (8g + 8) * row_bytes) as in the file, only reordered inside, so a row range's bytes (for
+// prefetching, for the profile's GB/s) are where they were. Only exact integers move: a kernel reading it
+// computes the same integer block sums and the same float operations per row, so the results are the same
+// bits as from the file's layout.
+//
+// Q4_K, per group of 8 rows and super-block sb (1152 bytes = 8 x 144, at 1152 * sb in the group):
+//   [0, 16)      d of rows 0-7 (f16)
+//   [16, 32)     dmin of rows 0-7 (f16)
+//   [32, 64)     scales, low 4 bits: byte k = S[k] & 15 | (S[k + 32] & 15) << 4
+//   [64, 96)     mins, low 4 bits, the same with M
+//   [96, 128)    the top 2 bits: byte k = S[k] >> 4 | S[k + 32] >> 4 << 2 | M[k] >> 4 << 4 | M[k + 32] >> 4 << 6
+//   [128, 1152)  codes: 32 bytes for each sub-block j (0-7) and quarter i (0-3), at 128 + 128 j + 32 i; bytes
+//                4r..4r+3 are row r's: byte b holds value 32j + 8i + b in its low nibble, 32j + 8i + 4 + b in
+//                its high nibble
+// where S[k] / M[k] is the 6-bit scale / min of sub-block j of row r at k = q4k_scale_slot(j, r): the scales
+// of sub-blocks 0-3 fill the first 32 slots and 4-7 the next; in each half, rows 0-3 take bytes 0-15 and rows
+// 4-7 bytes 16-31 (the two 128-bit lanes of a vector), sub-block j's 4 rows at 4 (j % 4).
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "kernels/ggml_type.h"
+#include "kernels/result.h"
+
+namespace infertune {
+
+enum class WeightLayout : uint8_t {
+  rows,          // as stored in GGUF: row after row
+  interleaved8,  // groups of 8 rows interleaved (the format's layout above)
+};
+
+inline constexpr size_t kInterleavedRows = 8;
+inline constexpr size_t kQ4KInterleavedBlockBytes = 8 * 144;
+
+// Whether weights of `type` have an interleaved layout.
+bool has_interleaved_layout(GgmlType type);
+
+// The slot of sub-block j's scale of row r (both 0-7) in the interleaved super-block's 64 scales.
+constexpr int q4k_scale_slot(int j, int r) { return 32 * (j / 4) + 16 * (r / 4) + 4 * (j % 4) + r % 4; }
+
+// Writes n_rows rows of n_cols values of `type` from the file's layout (`rows`) to the interleaved one (`out`,
+// the same size). Rows are taken 8 at a time: n_rows must be a multiple of 8. Groups [g_begin, g_end) only
+// (of n_rows / 8), so that callers can split the work between threads.
+Status interleave_rows(GgmlType type, std::span<const std::byte> rows, size_t n_rows, size_t n_cols,
+                       std::span<std::byte> out, size_t g_begin, size_t g_end);
+Status interleave_rows(GgmlType type, std::span<const std::byte> rows, size_t n_rows, size_t n_cols,
+                       std::span<std::byte> out);
+
+// Row `lane` (0-7) of one interleaved Q4_K super-block of 8 rows, as the 144 bytes of its block in the file.
+void q4k_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block);
+
+// The file's layout again, from the interleaved one (the inverse of interleave_rows).
+Status deinterleave_rows(GgmlType type, std::span<const std::byte> interleaved, size_t n_rows, size_t n_cols,
+                         std::span<std::byte> rows);
+
+}  // namespace infertune

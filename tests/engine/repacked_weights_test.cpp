@@ -1,0 +1,100 @@
+// Weights repacked at load (Model::load's `repack`, kernels/matmul/interleaved_rows.h): the Q4_K matrices that
+// a kernel reads interleaved are repacked into memory the Model owns, their bytes the file's in another order;
+// token_embd, the other types and a model loaded with repack off stay in the file's bytes; the logits are the
+// same bits either way, for prompts (tiled kernels), a few tokens and one-token steps; and a model repacked
+// for one kernel but run with another that cannot read the layout fails with a message, not wrong numbers.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "engine/context/context.h"
+#include "engine/model/model.h"
+#include "forward_test_models.h"
+#include "kernels/matmul/matmul_registry.h"
+#include "test_support.h"
+
+namespace infertune {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string fixture(const char* name) { return test::fixture_path(std::string("models/") + name).string(); }
+
+bool kernel_reads_interleaved(GgmlType type) {
+  const auto kernel = matmul_registry().find(type);
+  return kernel.ok() && kernel->reads_interleaved;
+}
+
+TEST(RepackedWeights, Q4KMatricesAreInterleavedCopiesOfTheFileBytes) {
+  auto model = Model::load(fixture("fixture-llama-Q4_K_M.gguf"));
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  const bool expected = kernel_reads_interleaved(GgmlType::Q4_K);
+  uint64_t repacked = 0;
+  for (const LayerWeights& l : model->weights().layers) {
+    for (const WeightMatrix* m :
+         {&l.attn_q, &l.attn_k, &l.attn_v, &l.attn_output, &l.ffn_gate, &l.ffn_up, &l.ffn_down}) {
+      const GgufTensorInfo* info = model->file().find_tensor(m->name);
+      ASSERT_NE(info, nullptr);
+      const auto file_bytes = model->file().tensor_data(*info);
+      ASSERT_EQ(m->data.size(), file_bytes.size());
+      if (m->type != GgmlType::Q4_K || !expected) {
+        EXPECT_EQ(m->layout, WeightLayout::rows) << m->name;
+        EXPECT_EQ(m->data.data(), file_bytes.data()) << m->name;
+        continue;
+      }
+      EXPECT_EQ(m->layout, WeightLayout::interleaved8) << m->name;
+      std::vector<std::byte> back(m->data.size());
+      ASSERT_TRUE(deinterleave_rows(m->type, m->data, m->n_rows, m->n_cols, back).ok());
+      EXPECT_TRUE(std::equal(back.begin(), back.end(), file_bytes.begin())) << m->name;
+      repacked += m->data.size();
+    }
+  }
+  EXPECT_EQ(model->weights().token_embd.layout, WeightLayout::rows);  // also read row by row
+  EXPECT_EQ(model->interleaved_bytes(), repacked);
+  if (expected) EXPECT_GT(repacked, 0u);
+}
+
+// Logits of a 12-token prompt (tiled), then a 3-token batch (matrix-vector passes), then 3 one-token steps.
+std::vector<float> logits_of(const Model& model, unsigned threads) {
+  auto ctx = Context::create(model, {.n_ctx = 32, .n_threads = threads});
+  EXPECT_TRUE(ctx.ok()) << ctx.error().message;
+  const auto tokens = test::test_tokens(18, static_cast<uint32_t>(model.config().n_vocab));
+  std::vector<float> all;
+  size_t at = 0;
+  for (size_t n : {12, 3, 1, 1, 1}) {
+    auto logits = ctx->decode(std::span(tokens).subspan(at, n));
+    EXPECT_TRUE(logits.ok()) << logits.error().message;
+    if (!logits.ok()) return all;
+    all.insert(all.end(), logits->begin(), logits->end());
+    at += n;
+  }
+  return all;
+}
+
+TEST(RepackedWeights, LogitsAreTheSameBitsAsFromTheFileLayout) {
+  auto repacked = Model::load(fixture("fixture-llama-Q4_K_M.gguf"));
+  auto plain = Model::load(fixture("fixture-llama-Q4_K_M.gguf"), {.repack = false});
+  ASSERT_TRUE(repacked.ok() && plain.ok());
+  if (repacked->interleaved_bytes() == 0) GTEST_SKIP() << "no kernel on this CPU reads the interleaved layout";
+  for (unsigned threads : {1u, 2u, 3u}) EXPECT_EQ(logits_of(*repacked, threads), logits_of(*plain, 1)) << threads;
+}
+
+TEST(RepackedWeights, AKernelThatCannotReadTheLayoutIsAnError) {
+  auto bytes = test::synth_tiny(ModelArch::Llama, "q4_k_m");
+  ASSERT_TRUE(bytes.ok()) << bytes.error().message;
+  auto model = Model::from_bytes(std::move(*bytes));
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  if (model->interleaved_bytes() == 0) GTEST_SKIP() << "no kernel on this CPU reads the interleaved layout";
+  const ScopedMatmulVariant scalar("scalar");
+  auto ctx = Context::create(*model, {.n_ctx = 16, .n_threads = 1});
+  ASSERT_TRUE(ctx.ok()) << ctx.error().message;
+  const auto tokens = test::test_tokens(2);
+  auto logits = ctx->decode(tokens);
+  ASSERT_FALSE(logits.ok());
+  EXPECT_THAT(logits.error().message, HasSubstr("repacked at load"));
+  EXPECT_THAT(logits.error().message, HasSubstr("--no-repack"));
+}
+
+}  // namespace
+}  // namespace infertune
