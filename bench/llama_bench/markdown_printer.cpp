@@ -1,7 +1,7 @@
 // md: llama-bench's table. Always: model, size, params, backend, threads, then the test parameters that
 // were given more than one value or a value other than the default, then infertune's kernel and gemm
-// (float-weight backend, "-" for none) columns, the test, t/s as mean ± sample stddev, and the roofline % and GOP/s of roofline.h. An error row shows its
-// message in the t/s column.
+// (float-weight backend, "-" for none) columns, the test, t/s as mean ± sample stddev, and the roofline % and GOP/s of
+// roofline.h. An error row shows its message in the t/s column.
 #include <fmt/format.h>
 
 #include <functional>
@@ -108,7 +108,7 @@ class MarkdownPrinter : public ResultPrinter {
     c.push_back({"threads", 7, [](const BenchResult& r) {
                    if (r.threads_used > 0) return std::to_string(r.threads_used);
                    return r.test.settings.placement.threads > 0 ? std::to_string(r.test.settings.placement.threads)
-                                                                 : std::string();
+                                                                : std::string();
                  }});
     add_setting_column(p, "cpu_mask", {"cpu_mask", -10}, c);
     add_setting_column(p, "cpu_strict", {"cpu_strict", 10}, c);
@@ -119,6 +119,7 @@ class MarkdownPrinter : public ResultPrinter {
     add_setting_column(p, "cache_type_v", {"type_v", 6}, c);
     add_setting_column(p, "flash_attn", {"fa", 4}, c);
     add_setting_column(p, "mmap", {"mmap", 4}, c);
+    add_setting_column(p, "repack", {"repack", 6}, c);
     c.push_back({"kernel", -10, [](const BenchResult& r) { return r.model ? r.model->kernel : ""; }});
     c.push_back({"gemm", -23, [](const BenchResult& r) { return r.gemm.empty() ? std::string("-") : r.gemm; }});
     c.push_back({"test", 15, [](const BenchResult& r) { return test_name(r.test); }});

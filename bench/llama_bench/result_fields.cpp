@@ -61,6 +61,7 @@ struct Row {
     f.push_back({"stddev_ts", K::real, timing(stddev_ts(r))});
     f.push_back({"test", K::text, test_name(t)});
     f.push_back({"kernel", K::text, r.model ? FieldValue(r.model->kernel) : FieldValue()});
+    f.push_back({"repack", K::boolean, e.repack});
     f.push_back({"gemm", K::text, r.gemm.empty() ? FieldValue() : FieldValue(r.gemm)});
     f.push_back({"n_threads_used", K::integer, r.threads_used ? FieldValue(int64_t(r.threads_used)) : FieldValue()});
     f.push_back({"weight_bytes_per_token", K::integer,

@@ -7,7 +7,6 @@
 namespace infertune {
 namespace {
 
-constexpr size_t kQ4KBlockBytes = 144;
 constexpr uint32_t kLowNibbles = 0x0F0F0F0Fu;
 
 uint32_t u32_at(const uint8_t* p) {
@@ -18,14 +17,32 @@ uint32_t u32_at(const uint8_t* p) {
 
 void store_u32(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }
 
-// The 4 interleaved code bytes of sub-block j, quarter i of one row, from its file block's qs[128]: value v of
-// sub-block j is the low (j even) or high (j odd) nibble of qs[32 (j / 2) + v].
-uint32_t q4k_lane_codes(const uint8_t* qs, int j, int i) {
-  const uint8_t* chunk = qs + 32 * (j / 2) + 8 * i;
-  const uint32_t a = u32_at(chunk), b = u32_at(chunk + 4);  // values 8i..8i+3 and 8i+4..8i+7
-  if (j % 2 == 0) return (a & kLowNibbles) | ((b & kLowNibbles) << 4);
+// The 4 interleaved code bytes of 8 values whose codes are the low (or `high`) nibbles of 8 file bytes:
+// values 0-3 in the low nibbles, 4-7 in the high ones.
+uint32_t lane_codes(const uint8_t* eight, bool high) {
+  const uint32_t a = u32_at(eight), b = u32_at(eight + 4);
+  if (!high) return (a & kLowNibbles) | ((b & kLowNibbles) << 4);
   return ((a >> 4) & kLowNibbles) | (b & ~kLowNibbles);
 }
+
+// The inverse: the 8 file bytes' low (or `high`) nibbles from 4 interleaved code bytes; the other nibbles kept.
+void file_codes(uint32_t lane, bool high, uint8_t* eight) {
+  uint32_t a = u32_at(eight), b = u32_at(eight + 4);
+  if (!high) {
+    a = (a & ~kLowNibbles) | (lane & kLowNibbles);
+    b = (b & ~kLowNibbles) | ((lane >> 4) & kLowNibbles);
+  } else {
+    a = (a & kLowNibbles) | ((lane & kLowNibbles) << 4);
+    b = (b & kLowNibbles) | (lane & ~kLowNibbles);
+  }
+  store_u32(eight, a);
+  store_u32(eight + 4, b);
+}
+
+// Q4_K's sub-block j (32 values) is the low (j even) or high (j odd) nibbles of qs[32 (j / 2) ..]; quarter i
+// of it, 8 bytes from 8i.
+const uint8_t* q4k_quarter(const uint8_t* qs, int j, int i) { return qs + 32 * (j / 2) + 8 * i; }
+uint8_t* q4k_quarter(uint8_t* qs, int j, int i) { return qs + 32 * (j / 2) + 8 * i; }
 
 void interleave_q4k_block(const uint8_t* const (&blocks)[kInterleavedRows], uint8_t* out) {
   uint8_t scales[64], mins[64];
@@ -36,7 +53,9 @@ void interleave_q4k_block(const uint8_t* const (&blocks)[kInterleavedRows], uint
     for (int j = 0; j < 8; ++j)
       kquant::unpack_scale_min_6bit(j, w + 4, &scales[q4k_scale_slot(j, r)], &mins[q4k_scale_slot(j, r)]);
     for (int j = 0; j < 8; ++j) {
-      for (int i = 0; i < 4; ++i) store_u32(out + 128 + 128 * j + 32 * i + 4 * r, q4k_lane_codes(w + 16, j, i));
+      for (int i = 0; i < 4; ++i) {
+        store_u32(out + 128 + 128 * j + 32 * i + 4 * r, lane_codes(q4k_quarter(w + 16, j, i), j % 2 == 1));
+      }
     }
   }
   for (int k = 0; k < 32; ++k) {
@@ -55,6 +74,30 @@ uint8_t q4k_six_bits(const uint8_t* group_block, int k, size_t low, int high_shi
   return static_cast<uint8_t>(low4 | ((group_block[96 + byte] >> high_shift) & 3) << 4);
 }
 
+// Q4_0 (18 bytes: f16 d, qs[16]): value v < 16 is the low nibble of qs[v], 16 + v the high one; quarter i
+// (values 8i..8i+7) is the low (i < 2) or high nibbles of qs[8 (i % 2) ..].
+void interleave_q4_0_block(const uint8_t* const (&blocks)[kInterleavedRows], uint8_t* out) {
+  for (int r = 0; r < 8; ++r) {
+    std::memcpy(out + 2 * r, blocks[r], 2);
+    for (int i = 0; i < 4; ++i) store_u32(out + 16 + 32 * i + 4 * r, lane_codes(blocks[r] + 2 + 8 * (i % 2), i >= 2));
+  }
+}
+
+// One format's block sizes and its two directions.
+struct InterleavedFormat {
+  size_t block_bytes;  // one row's block in the file
+  void (*interleave)(const uint8_t* const (&blocks)[kInterleavedRows], uint8_t* out);
+  void (*block_of_lane)(const uint8_t* group_block, size_t lane, uint8_t* block);
+};
+
+const InterleavedFormat* interleaved_format(GgmlType type) {
+  static constexpr InterleavedFormat kQ4K{144, interleave_q4k_block, q4k_block_of_lane};
+  static constexpr InterleavedFormat kQ4_0{18, interleave_q4_0_block, q4_0_block_of_lane};
+  if (type == GgmlType::Q4_K) return &kQ4K;
+  if (type == GgmlType::Q4_0) return &kQ4_0;
+  return nullptr;
+}
+
 Status check_shape(GgmlType type, size_t size, size_t n_rows, size_t n_cols) {
   if (!has_interleaved_layout(type)) return fail("{} weights have no interleaved layout", ggml_type_name(type));
   if (n_rows % kInterleavedRows != 0) {
@@ -71,7 +114,7 @@ Status check_shape(GgmlType type, size_t size, size_t n_rows, size_t n_cols) {
 
 }  // namespace
 
-bool has_interleaved_layout(GgmlType type) { return type == GgmlType::Q4_K; }
+bool has_interleaved_layout(GgmlType type) { return interleaved_format(type) != nullptr; }
 
 void q4k_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block) {
   const int r = static_cast<int>(lane);
@@ -83,15 +126,18 @@ void q4k_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block) 
     mins[j] = q4k_six_bits(group_block, q4k_scale_slot(j, r), 64, j < 4 ? 4 : 6);
   }
   kquant::pack_scales_mins_6bit(scales, mins, block + 4);
-  uint8_t* qs = block + 16;
-  for (int c = 0; c < 4; ++c) {  // sub-blocks 2c (low nibbles of qs[32c..]) and 2c + 1 (high nibbles)
+  std::memset(block + 16, 0, 128);
+  for (int j = 0; j < 8; ++j) {
     for (int i = 0; i < 4; ++i) {
-      const uint32_t lo = u32_at(group_block + 128 + 128 * (2 * c) + 32 * i + 4 * r);
-      const uint32_t hi = u32_at(group_block + 128 + 128 * (2 * c + 1) + 32 * i + 4 * r);
-      store_u32(qs + 32 * c + 8 * i, (lo & kLowNibbles) | ((hi & kLowNibbles) << 4));
-      store_u32(qs + 32 * c + 8 * i + 4, ((lo >> 4) & kLowNibbles) | (hi & ~kLowNibbles));
+      file_codes(u32_at(group_block + 128 + 128 * j + 32 * i + 4 * r), j % 2 == 1, q4k_quarter(block + 16, j, i));
     }
   }
+}
+
+void q4_0_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block) {
+  std::memcpy(block, group_block + 2 * lane, 2);
+  std::memset(block + 2, 0, 16);
+  for (int i = 0; i < 4; ++i) file_codes(u32_at(group_block + 16 + 32 * i + 4 * lane), i >= 2, block + 2 + 8 * (i % 2));
 }
 
 Status interleave_rows(GgmlType type, std::span<const std::byte> rows, size_t n_rows, size_t n_cols,
@@ -101,15 +147,16 @@ Status interleave_rows(GgmlType type, std::span<const std::byte> rows, size_t n_
   if (g_begin > g_end || g_end > n_rows / kInterleavedRows) {
     return fail("interleave: groups [{}, {}) outside the {} groups", g_begin, g_end, n_rows / kInterleavedRows);
   }
-  const size_t row_bytes = rows.size() / n_rows, n_blocks = n_cols / 256;
+  const InterleavedFormat& f = *interleaved_format(type);
+  const size_t row_bytes = rows.size() / n_rows, n_blocks = row_bytes / f.block_bytes;
   const auto* in = reinterpret_cast<const uint8_t*>(rows.data());
   auto* dst = reinterpret_cast<uint8_t*>(out.data());
   for (size_t g = g_begin; g < g_end; ++g) {
-    const uint8_t* group = in + g * kInterleavedRows * row_bytes;
+    const size_t group = g * kInterleavedRows * row_bytes;
     for (size_t b = 0; b < n_blocks; ++b) {
       const uint8_t* blocks[kInterleavedRows];
-      for (size_t r = 0; r < kInterleavedRows; ++r) blocks[r] = group + r * row_bytes + b * kQ4KBlockBytes;
-      interleave_q4k_block(blocks, dst + g * kInterleavedRows * row_bytes + b * kQ4KInterleavedBlockBytes);
+      for (size_t r = 0; r < kInterleavedRows; ++r) blocks[r] = in + group + r * row_bytes + b * f.block_bytes;
+      f.interleave(blocks, dst + group + b * kInterleavedRows * f.block_bytes);
     }
   }
   return {};
@@ -126,14 +173,15 @@ Status deinterleave_rows(GgmlType type, std::span<const std::byte> interleaved, 
   if (rows.size() != interleaved.size()) {
     return fail("deinterleave: {} bytes of output for {} bytes", rows.size(), interleaved.size());
   }
-  const size_t row_bytes = rows.size() / n_rows, n_blocks = n_cols / 256;
+  const InterleavedFormat& f = *interleaved_format(type);
+  const size_t row_bytes = rows.size() / n_rows, n_blocks = row_bytes / f.block_bytes;
   const auto* in = reinterpret_cast<const uint8_t*>(interleaved.data());
   auto* dst = reinterpret_cast<uint8_t*>(rows.data());
   for (size_t row = 0; row < n_rows; ++row) {
     const uint8_t* group = in + row / kInterleavedRows * kInterleavedRows * row_bytes;
     for (size_t b = 0; b < n_blocks; ++b) {
-      q4k_block_of_lane(group + b * kQ4KInterleavedBlockBytes, row % kInterleavedRows,
-                        dst + row * row_bytes + b * kQ4KBlockBytes);
+      f.block_of_lane(group + b * kInterleavedRows * f.block_bytes, row % kInterleavedRows,
+                      dst + row * row_bytes + b * f.block_bytes);
     }
   }
   return {};

@@ -24,6 +24,11 @@
 // where S[k] / M[k] is the 6-bit scale / min of sub-block j of row r at k = q4k_scale_slot(j, r): the scales
 // of sub-blocks 0-3 fill the first 32 slots and 4-7 the next; in each half, rows 0-3 take bytes 0-15 and rows
 // 4-7 bytes 16-31 (the two 128-bit lanes of a vector), sub-block j's 4 rows at 4 (j % 4).
+//
+// Q4_0, per group of 8 rows and block b (144 bytes = 8 x 18, at 144 * b in the group):
+//   [0, 16)      d of rows 0-7 (f16)
+//   [16, 144)    codes: 32 bytes for each quarter i (0-3), at 16 + 32 i; bytes 4r..4r+3 are row r's: byte b
+//                holds value 8i + b in its low nibble, 8i + 4 + b in its high nibble
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -40,6 +45,7 @@ enum class WeightLayout : uint8_t {
 
 inline constexpr size_t kInterleavedRows = 8;
 inline constexpr size_t kQ4KInterleavedBlockBytes = 8 * 144;
+inline constexpr size_t kQ4_0InterleavedBlockBytes = 8 * 18;
 
 // Whether weights of `type` have an interleaved layout.
 bool has_interleaved_layout(GgmlType type);
@@ -55,8 +61,10 @@ Status interleave_rows(GgmlType type, std::span<const std::byte> rows, size_t n_
 Status interleave_rows(GgmlType type, std::span<const std::byte> rows, size_t n_rows, size_t n_cols,
                        std::span<std::byte> out);
 
-// Row `lane` (0-7) of one interleaved Q4_K super-block of 8 rows, as the 144 bytes of its block in the file.
+// Row `lane` (0-7) of one interleaved block of 8 rows, as the bytes of its block in the file (Q4_K: 144,
+// Q4_0: 18).
 void q4k_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block);
+void q4_0_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block);
 
 // The file's layout again, from the interleaved one (the inverse of interleave_rows).
 Status deinterleave_rows(GgmlType type, std::span<const std::byte> interleaved, size_t n_rows, size_t n_cols,

@@ -1,6 +1,6 @@
-// Weights repacked at load (Model::load's `repack`, kernels/matmul/interleaved_rows.h): the Q4_K matrices that
-// a kernel reads interleaved are repacked into memory the Model owns, their bytes the file's in another order;
-// token_embd, the other types and a model loaded with repack off stay in the file's bytes; the logits are the
+// Weights repacked at load (Model::load's `repack`, kernels/matmul/interleaved_rows.h): the Q4_K and Q4_0
+// matrices that a kernel reads interleaved are repacked into memory the Model owns, their bytes the file's in another
+// order; token_embd, the other types and a model loaded with repack off stay in the file's bytes; the logits are the
 // same bits either way, for prompts (tiled kernels), a few tokens and one-token steps; and a model repacked
 // for one kernel but run with another that cannot read the layout fails with a message, not wrong numbers.
 #include <gmock/gmock.h>
@@ -29,7 +29,6 @@ bool kernel_reads_interleaved(GgmlType type) {
 TEST(RepackedWeights, Q4KMatricesAreInterleavedCopiesOfTheFileBytes) {
   auto model = Model::load(fixture("fixture-llama-Q4_K_M.gguf"));
   ASSERT_TRUE(model.ok()) << model.error().message;
-  const bool expected = kernel_reads_interleaved(GgmlType::Q4_K);
   uint64_t repacked = 0;
   for (const LayerWeights& l : model->weights().layers) {
     for (const WeightMatrix* m :
@@ -38,7 +37,7 @@ TEST(RepackedWeights, Q4KMatricesAreInterleavedCopiesOfTheFileBytes) {
       ASSERT_NE(info, nullptr);
       const auto file_bytes = model->file().tensor_data(*info);
       ASSERT_EQ(m->data.size(), file_bytes.size());
-      if (m->type != GgmlType::Q4_K || !expected) {
+      if (!has_interleaved_layout(m->type) || !kernel_reads_interleaved(m->type)) {
         EXPECT_EQ(m->layout, WeightLayout::rows) << m->name;
         EXPECT_EQ(m->data.data(), file_bytes.data()) << m->name;
         continue;
@@ -52,7 +51,7 @@ TEST(RepackedWeights, Q4KMatricesAreInterleavedCopiesOfTheFileBytes) {
   }
   EXPECT_EQ(model->weights().token_embd.layout, WeightLayout::rows);  // also read row by row
   EXPECT_EQ(model->interleaved_bytes(), repacked);
-  if (expected) EXPECT_GT(repacked, 0u);
+  if (kernel_reads_interleaved(GgmlType::Q4_K)) EXPECT_GT(repacked, 0u);
 }
 
 // Logits of a 12-token prompt (tiled), then a 3-token batch (matrix-vector passes), then 3 one-token steps.
@@ -78,6 +77,17 @@ TEST(RepackedWeights, LogitsAreTheSameBitsAsFromTheFileLayout) {
   ASSERT_TRUE(repacked.ok() && plain.ok());
   if (repacked->interleaved_bytes() == 0) GTEST_SKIP() << "no kernel on this CPU reads the interleaved layout";
   for (unsigned threads : {1u, 2u, 3u}) EXPECT_EQ(logits_of(*repacked, threads), logits_of(*plain, 1)) << threads;
+}
+
+TEST(RepackedWeights, Q4_0LogitsAreTheSameBitsAsFromTheFileLayout) {
+  auto bytes = test::synth_tiny(ModelArch::Llama, "q4_0", /*pure=*/true);
+  ASSERT_TRUE(bytes.ok()) << bytes.error().message;
+  auto plain = Model::from_bytes(*bytes, "q4_0", {.repack = false});
+  auto repacked = Model::from_bytes(std::move(*bytes), "q4_0");
+  ASSERT_TRUE(repacked.ok() && plain.ok());
+  if (repacked->interleaved_bytes() == 0) GTEST_SKIP() << "no kernel on this CPU reads the interleaved layout";
+  EXPECT_EQ(plain->interleaved_bytes(), 0u);
+  for (unsigned threads : {1u, 2u}) EXPECT_EQ(logits_of(*repacked, threads), logits_of(*plain, 1)) << threads;
 }
 
 TEST(RepackedWeights, AKernelThatCannotReadTheLayoutIsAnError) {

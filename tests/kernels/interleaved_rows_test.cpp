@@ -1,10 +1,10 @@
-// Weights interleaved at load (kernels/matmul/interleaved_rows.h):
+// Weights interleaved at load (kernels/matmul/interleaved_rows.h), Q4_K and Q4_0:
 //  - the layout round-trips to the file's bytes, block by block and whole matrices, and keeps each group of 8
 //    rows at its place;
 //  - bad shapes are errors that name the type and the sizes;
 //  - every SIMD variant that reads the layout gives the same bits from it as from the file's layout, for one
 //    token (the interleaved matrix-vector kernel), 2-7 tokens, and prompt batches (the tiled kernels, which
-//    rebuild the file's blocks), with rows split between callers at boundaries inside a group of 8.
+//    decode a row from the interleaved group), with rows split between callers at boundaries inside a group of 8.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -29,36 +29,44 @@ std::vector<float> random_values(size_t n, uint32_t seed, float scale) {
   return v;
 }
 
-// rows x cols of Q4_K quantized from random values (real scales and mins, as a model file has).
-std::vector<std::byte> q4k_matrix(size_t rows, size_t cols, uint32_t seed) {
-  const size_t row_bytes = *ggml_row_bytes(GgmlType::Q4_K, cols);
+// rows x cols of `type` quantized from random values (real scales and mins, as a model file has).
+std::vector<std::byte> quantized_matrix(GgmlType type, size_t rows, size_t cols, uint32_t seed) {
+  const size_t row_bytes = *ggml_row_bytes(type, cols);
   std::vector<std::byte> bytes(rows * row_bytes);
   const auto values = random_values(rows * cols, seed, 1.0f);
   for (size_t r = 0; r < rows; ++r) {
-    EXPECT_TRUE(quantize_row(GgmlType::Q4_K, std::span(values).subspan(r * cols, cols),
+    EXPECT_TRUE(quantize_row(type, std::span(values).subspan(r * cols, cols),
                              std::span(bytes).subspan(r * row_bytes, row_bytes))
                     .ok());
   }
   return bytes;
 }
 
-std::vector<std::byte> interleaved(const std::vector<std::byte>& rows, size_t n_rows, size_t n_cols) {
+std::vector<std::byte> q4k_matrix(size_t rows, size_t cols, uint32_t seed) {
+  return quantized_matrix(GgmlType::Q4_K, rows, cols, seed);
+}
+
+std::vector<std::byte> interleaved(const std::vector<std::byte>& rows, size_t n_rows, size_t n_cols,
+                                   GgmlType type = GgmlType::Q4_K) {
   std::vector<std::byte> out(rows.size());
-  const Status s = interleave_rows(GgmlType::Q4_K, rows, n_rows, n_cols, out);
+  const Status s = interleave_rows(type, rows, n_rows, n_cols, out);
   EXPECT_TRUE(s.ok()) << s.error().message;
   return out;
 }
 
-TEST(InterleavedRows, RoundTripsToTheFileBytes) {
+class InterleavedTypes : public ::testing::TestWithParam<GgmlType> {};
+
+TEST_P(InterleavedTypes, RoundTripsToTheFileBytes) {
   // Random bytes: every bit of every field must survive, not only the values a quantizer writes.
   constexpr size_t kRows = 24, kCols = 768;
-  std::vector<std::byte> rows(kRows * *ggml_row_bytes(GgmlType::Q4_K, kCols));
+  const GgmlType type = GetParam();
+  std::vector<std::byte> rows(kRows * *ggml_row_bytes(type, kCols));
   std::mt19937 rng(7);
   for (std::byte& b : rows) b = static_cast<std::byte>(rng());
-  const auto packed = interleaved(rows, kRows, kCols);
+  const auto packed = interleaved(rows, kRows, kCols, type);
   EXPECT_NE(packed, rows);
   std::vector<std::byte> back(rows.size());
-  ASSERT_TRUE(deinterleave_rows(GgmlType::Q4_K, packed, kRows, kCols, back).ok());
+  ASSERT_TRUE(deinterleave_rows(type, packed, kRows, kCols, back).ok());
   EXPECT_EQ(back, rows);
 }
 
@@ -109,23 +117,24 @@ TEST(InterleavedRows, BadShapesAreErrors) {
   EXPECT_NE(s.error().message.find("interleaved"), std::string::npos) << s.error().message;
 }
 
-// The variants this CPU runs whose Q4_K kernel reads the layout.
-std::vector<std::string> interleaving_variants() {
+// The variants this CPU runs whose kernel of `type` reads the layout.
+std::vector<std::string> interleaving_variants(GgmlType type) {
   std::vector<std::string> names;
   for (const MatmulVariant& v : compiled_matmul_variants()) {
     if (v.available && !v.available()) continue;
     for (const MatmulKernel& k : v.kernels()) {
-      if (k.type == GgmlType::Q4_K && k.reads_interleaved) names.emplace_back(v.name);
+      if (k.type == type && k.reads_interleaved) names.emplace_back(v.name);
     }
   }
   return names;
 }
 
 // y [n_tokens][n_rows] of the variant's kernel, rows cut at `cuts`.
-std::vector<float> run(MatmulFn fn, std::span<const std::byte> weights, WeightLayout layout, size_t n_rows,
-                       size_t n_cols, const std::vector<float>& x, size_t n_tokens, const std::vector<size_t>& cuts) {
+std::vector<float> run(GgmlType type, MatmulFn fn, std::span<const std::byte> weights, WeightLayout layout,
+                       size_t n_rows, size_t n_cols, const std::vector<float>& x, size_t n_tokens,
+                       const std::vector<size_t>& cuts) {
   std::vector<float> y(n_tokens * n_rows, -999.0f);
-  MatmulProblem p{GgmlType::Q4_K, weights, n_rows, n_cols, x.data(), n_tokens, y.data()};
+  MatmulProblem p{type, weights, n_rows, n_cols, x.data(), n_tokens, y.data()};
   p.layout = layout;
   EXPECT_TRUE(check_matmul_problem(p).ok());
   size_t begin = 0;
@@ -137,25 +146,44 @@ std::vector<float> run(MatmulFn fn, std::span<const std::byte> weights, WeightLa
   return y;
 }
 
-TEST(InterleavedRows, KernelsGiveTheSameBitsAsFromTheFileLayout) {
-  const auto variants = interleaving_variants();
+TEST_P(InterleavedTypes, KernelsGiveTheSameBitsAsFromTheFileLayout) {
+  const GgmlType type = GetParam();
+  const auto variants = interleaving_variants(type);
   if (variants.empty()) GTEST_SKIP() << "no matmul variant on this CPU reads the interleaved layout";
-  constexpr size_t kRows = 40, kCols = 768;
-  const auto rows = q4k_matrix(kRows, kCols, 11);
-  const auto packed = interleaved(rows, kRows, kCols);
+  // Q4_0: 25 blocks, an odd last one (the activation codes of a pair of blocks are interleaved, the last not).
+  constexpr size_t kRows = 40;
+  const size_t kCols = type == GgmlType::Q4_0 ? 800 : 768;
+  const auto rows = quantized_matrix(type, kRows, kCols, 11);
+  const auto packed = interleaved(rows, kRows, kCols, type);
   for (const std::string& name : variants) {
     const ScopedMatmulVariant forced(name);
-    const auto kernel = matmul_registry().find(GgmlType::Q4_K);
+    const auto kernel = matmul_registry().find(type);
     ASSERT_TRUE(kernel.ok());
     for (size_t n_tokens : {1, 2, 3, 5, 8, 17}) {
       auto x = random_values(n_tokens * kCols, 100 + static_cast<uint32_t>(n_tokens), 0.5f);
       for (size_t i = 0; i < x.size(); i += 97) x[i] *= 12.0f;  // outliers, as after attention
-      const auto want = run(kernel->fn, rows, WeightLayout::rows, kRows, kCols, x, n_tokens, {});
+      const auto want = run(type, kernel->fn, rows, WeightLayout::rows, kRows, kCols, x, n_tokens, {});
       for (const std::vector<size_t>& cuts : {std::vector<size_t>{}, {13}, {3, 8, 21, 35}}) {
-        const auto got = run(kernel->fn, packed, WeightLayout::interleaved8, kRows, kCols, x, n_tokens, cuts);
+        const auto got = run(type, kernel->fn, packed, WeightLayout::interleaved8, kRows, kCols, x, n_tokens, cuts);
         ASSERT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * sizeof(float)))
             << name << ", " << n_tokens << " tokens, " << cuts.size() << " cuts";
       }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, InterleavedTypes, ::testing::Values(GgmlType::Q4_K, GgmlType::Q4_0),
+                         [](const auto& info) { return std::string(ggml_type_name(info.param)); });
+
+TEST(InterleavedRows, Q4_0LanesRebuildTheirBlocks) {
+  constexpr size_t kRows = 8, kCols = 64;
+  const auto rows = quantized_matrix(GgmlType::Q4_0, kRows, kCols, 5);
+  const auto packed = interleaved(rows, kRows, kCols, GgmlType::Q4_0);
+  for (size_t row = 0; row < kRows; ++row) {
+    for (size_t b = 0; b < 2; ++b) {
+      uint8_t block[18];
+      q4_0_block_of_lane(reinterpret_cast<const uint8_t*>(packed.data()) + b * 144, row, block);
+      EXPECT_EQ(0, std::memcmp(block, rows.data() + row * 36 + b * 18, 18)) << "row " << row << " block " << b;
     }
   }
 }

@@ -1,21 +1,23 @@
 #pragma once
-// The matrix-vector kernel of Q4_K weights in the interleaved layout (kernels/matmul/interleaved_rows.h): each
-// group of 8 rows is one contiguous run, its codes side by side in 32-bit lanes (lane r = row r), so a vector
-// of 4 activation codes broadcast to every lane multiplies 8 rows at once and no row sums are reduced across
-// lanes. Per sub-block of 32 values the 8 products of a lane are summed in int16 (each maddubs pair is at most
-// 2 x 15 x 128 = 3840 in size, 8 of them 30720 < 2^15: exact) and widened once by a madd with the rows'
-// sub-block scales. The integers I and M of each row and super-block are the ones the file layout's kernels
-// compute (x86_k_formats.h), and the two FMAs per super-block are the same in the same order, so a row's result
-// is the same bits in either layout.
-// Only AVX2 instructions: every x86 unit (avx2, avxvnni, avx512vnni) compiles the same code.
-// Included ONLY by x86_dot_kernels.h, after an ISA unit's `#pragma GCC target`.
+// The matrix-vector kernels of Q4_K and Q4_0 weights in the interleaved layout (kernels/matmul/interleaved_rows.h):
+// each group of 8 rows is one contiguous run, its codes side by side in 32-bit lanes (lane r = row r), so a vector of 4
+// activation codes broadcast to every lane multiplies 8 rows at once and no row sums are reduced across lanes. Per
+// sub-block of 32 values the 8 products of a lane are summed in int16 (each maddubs pair is at most 2 x 15 x 128 = 3840
+// in size, 8 of them 30720 < 2^15: exact) and widened once by a madd with the rows' sub-block scales. The integers I
+// and M of each row and super-block are the ones the file layout's kernels compute (x86_k_formats.h), and the two FMAs
+// per super-block are the same in the same order, so a row's result is the same bits in either layout. Only AVX2
+// instructions: every x86 unit (avx2, avxvnni, avx512vnni) compiles the same code. Included ONLY by x86_dot_kernels.h,
+// after an ISA unit's `#pragma GCC target`.
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
+#include "kernels/matmul/avx2/x86_k_formats.h"
+#include "kernels/matmul/avx2/x86_q8_formats.h"
 #include "kernels/matmul/avx2/x86_simd_helpers.h"
 #include "kernels/matmul/interleaved_rows.h"
 #include "kernels/matmul/matmul.h"
@@ -26,6 +28,10 @@ namespace infertune::x86 {
 namespace {
 
 using kquant::BlockQ8K;
+
+// The formats with an interleaved layout (kernels/matmul/interleaved_rows.h).
+template <class F>
+inline constexpr bool kInterleaves = std::is_same_v<F, Q4KFormat> || std::is_same_v<F, Q4_0Format>;
 
 // Shuffle masks that turn the decoded 6-bit scales / mins of an interleaved super-block (two vectors, sub-blocks
 // 0-3 and 4-7; byte 4 (j % 4) + q of each 128-bit lane = sub-block j of row q or 4 + q) into int16 operands:
@@ -143,6 +149,119 @@ void matvec_q4k_interleaved(const MatmulProblem& p, const QuantizedActivations& 
       std::memcpy(p.y + t * p.n_rows + first, lanes + lane0, (last - first) * sizeof(float));
     }
   }
+}
+
+// ---- Q4_0 ----------------------------------------------------------------------------------------------
+
+// One interleaved block `gb` of 8 rows against 32 activation codes, values 0-15 at `first`, 16-31 at `second`:
+// lane r = sum q x of row r (codes 0-15).
+inline __m256i q4_0_interleaved_dots(const uint8_t* gb, const int8_t* first, const int8_t* second) {
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  __m256i pairs = _mm256_setzero_si256();
+  for (int i = 0; i < 4; ++i) {
+    const __m256i q = load256(gb + 16 + 32 * i);
+    const auto* x = reinterpret_cast<const uint8_t*>((i < 2 ? first : second) + 8 * (i % 2));
+    const __m256i x_lo = _mm256_set1_epi32(static_cast<int>(u32_at(x)));
+    const __m256i x_hi = _mm256_set1_epi32(static_cast<int>(u32_at(x + 4)));
+    pairs = _mm256_add_epi16(pairs, _mm256_maddubs_epi16(_mm256_and_si256(q, low4), x_lo));
+    pairs = _mm256_add_epi16(pairs, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), x_hi));
+  }
+  return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
+}
+
+// As matvec_q4k_interleaved, for Q4_0: per block I = sum q x - 8 sum x, acc = fma(float(I), d dx, acc), as
+// Q4_0Format's matrix-vector kernels (x86_q8_formats.h) compute it.
+template <class Isa>
+void matvec_q4_0_interleaved(const MatmulProblem& p, const QuantizedActivations& a, size_t row_begin, size_t row_end) {
+  const size_t nb = p.n_cols / 32;
+  const size_t group_bytes = nb * kQ4_0InterleavedBlockBytes;
+  const uint8_t* weights = weight_bytes(p);
+  for (size_t g = row_begin / kInterleavedRows; g * kInterleavedRows < row_end; ++g) {
+    const uint8_t* group = weights + g * group_bytes;
+    const size_t first = std::max(row_begin, g * kInterleavedRows);
+    const size_t last = std::min(row_end, (g + 1) * kInterleavedRows);
+    for (size_t t = 0; t < p.n_tokens; ++t) {
+      const int8_t* xq = a.q8_codes(t);
+      const float* dx = a.q8_scales(t);
+      const int32_t* isums = a.q8_isums(t);
+      __m256 acc = _mm256_setzero_ps();
+      for (size_t b = 0; b < nb; ++b) {
+        const uint8_t* gb = group + b * kQ4_0InterleavedBlockBytes;
+        const size_t ahead = static_cast<size_t>(gb - weights) + kInterleavedPrefetchBytes;
+        if (t == 0 && b % 4 == 0 && ahead + 4 * kQ4_0InterleavedBlockBytes <= p.weights.size()) {
+          for (size_t line = 0; line < 4 * kQ4_0InterleavedBlockBytes; line += 64) {
+            _mm_prefetch(reinterpret_cast<const char*>(weights + ahead + line), _MM_HINT_T0);
+          }
+        }
+        // The codes are pair-interleaved (pair_interleave_q8): block 2p + k's halves at 64p + 16k and 64p + 32
+        // + 16k; an odd last block in value order.
+        const bool paired = b + 1 < nb || b % 2 == 1;
+        const int8_t* first = paired ? xq + 64 * (b / 2) + 16 * (b % 2) : xq + 32 * b;
+        const int8_t* second = paired ? first + 32 : first + 16;
+        const __m256i dots =
+            _mm256_add_epi32(q4_0_interleaved_dots(gb, first, second), _mm256_set1_epi32(-8 * isums[b]));
+        const __m256 d = _mm256_cvtph_ps(load128(gb));
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dots), _mm256_mul_ps(d, _mm256_set1_ps(dx[b])), acc);
+      }
+      alignas(32) float lanes[kInterleavedRows];
+      _mm256_store_ps(lanes, acc);
+      const size_t lane0 = first - g * kInterleavedRows;
+      std::memcpy(p.y + t * p.n_rows + first, lanes + lane0, (last - first) * sizeof(float));
+    }
+  }
+}
+
+// ---- decoding one row for the tiled kernels -----------------------------------------------------------
+
+// The 4-byte code words of one row at `offsets` (a word per 32-bit lane: value 8i..8i+3 in the low nibbles,
+// 8i+4..8i+7 in the high ones) as 64 codes in value order, two vectors.
+inline void lane_words_to_codes(__m256i words, uint8_t* codes) {
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  const __m256i lo = _mm256_and_si256(words, low4);
+  const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(words, 4), low4);
+  const __m256i a = _mm256_unpacklo_epi32(lo, hi);  // words 0, 1 | 4, 5
+  const __m256i b = _mm256_unpackhi_epi32(lo, hi);  // words 2, 3 | 6, 7
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(codes), _mm256_permute2x128_si256(a, b, 0x20));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(codes + 32), _mm256_permute2x128_si256(a, b, 0x31));
+}
+
+// Row `lane` of an interleaved Q4_K super-block as Q4KFormat::unpack gives it from the file's block: codes
+// [256] in value order, scales [8], min pairs [4], d, -dmin.
+inline void q4k_unpack_interleaved(const uint8_t* gb, size_t lane, uint8_t* codes, int32_t* scales, int32_t* coefs,
+                                   float& d, float& neg_dmin) {
+  d = half_at(gb + 2 * lane);
+  neg_dmin = -half_at(gb + 16 + 2 * lane);
+  // Sub-block j's scale of this row is at byte 16 (lane / 4) + 4 (j % 4) + lane % 4 of the 32-byte arrays: the
+  // low nibble for j < 4, the high one for j >= 4; its top bits at 2 (j / 4) (mins: 4 + 2 (j / 4)).
+  uint8_t mins[8];
+  for (int m = 0; m < 4; ++m) {
+    const size_t at = 16 * (lane / 4) + 4 * m + lane % 4;
+    const uint8_t ls = gb[32 + at], lm = gb[64 + at], h = gb[96 + at];
+    scales[m] = (ls & 15) | (h & 3) << 4;
+    scales[m + 4] = (ls >> 4) | ((h >> 2) & 3) << 4;
+    mins[m] = static_cast<uint8_t>((lm & 15) | ((h >> 4) & 3) << 4);
+    mins[m + 4] = static_cast<uint8_t>((lm >> 4) | ((h >> 6) & 3) << 4);
+  }
+  for (int k = 0; k < 4; ++k) coefs[k] = int16_pair(mins[2 * k], mins[2 * k + 1]);
+  // The row's words of sub-blocks j, j + 1: quarters at 32 bytes apart, sub-blocks at 128.
+  const __m256i offsets = _mm256_setr_epi32(0, 8, 16, 24, 32, 40, 48, 56);  // in 4-byte units
+  const auto* base = reinterpret_cast<const int*>(gb + 128 + 4 * lane);
+  for (int j = 0; j < 8; j += 2) {
+    lane_words_to_codes(_mm256_i32gather_epi32(base + 32 * j, offsets, 4), codes + 32 * j);
+  }
+}
+
+// Row `lane` of an interleaved Q4_0 block: its 32 codes in value order and d.
+inline void q4_0_unpack_interleaved(const uint8_t* gb, size_t lane, uint8_t* codes, float& d) {
+  d = half_at(gb + 2 * lane);
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  const auto* base = reinterpret_cast<const int*>(gb + 16 + 4 * lane);
+  const __m128i words = _mm_i32gather_epi32(base, _mm_setr_epi32(0, 8, 16, 24), 4);
+  const __m256i both = _mm256_castsi128_si256(words);
+  const __m128i lo = _mm256_castsi256_si128(_mm256_and_si256(both, low4));
+  const __m128i hi = _mm256_castsi256_si128(_mm256_and_si256(_mm256_srli_epi16(both, 4), low4));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(codes), _mm_unpacklo_epi32(lo, hi));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(codes + 16), _mm_unpackhi_epi32(lo, hi));
 }
 
 }  // namespace

@@ -25,7 +25,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <type_traits>
 
 #include "kernels/matmul/avx2/x86_q8_formats.h"
 #include "kernels/matmul/avx2/x86_simd_helpers.h"
@@ -209,9 +208,7 @@ struct Q45KFormat {
 using Q4KFormat = Q45KFormat<false>;
 using Q5KFormat = Q45KFormat<true>;
 
-// The formats with an interleaved layout (kernels/matmul/interleaved_rows.h).
-template <class F>
-inline constexpr bool kInterleaves = std::is_same_v<F, Q4KFormat>;
+
 
 // Q6_K's codes of half h (values 128h..128h+127) as four vectors in value order, unsigned 0..63: low
 // nibbles from ql, bits 4-5 from qh's bit pairs 0-1, 2-3, 4-5, 6-7 (two masks, so few registers).

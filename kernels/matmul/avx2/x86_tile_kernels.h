@@ -33,6 +33,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/matmul/avx2/x86_interleaved_kernels.h"
 #include "kernels/matmul/avx2/x86_k_formats.h"
 #include "kernels/matmul/avx2/x86_q8_formats.h"
 #include "kernels/matmul/avx2/x86_simd_helpers.h"
@@ -168,8 +169,8 @@ void tile_q8(const DecodedRows<R>& w, const TokenTile<NV>& x, size_t nb, float (
 
 // Decodes rows [r0, r0 + nr) of 32-value format F into buf, from its row `slot` on.
 template <class Isa, class F, int R>
-DecodedRows<R> decode_rows_q8(const uint8_t* weights, size_t row_bytes, size_t r0, size_t nr, size_t n_cols,
-                              DecodeBuffer& buf, size_t slot) {
+DecodedRows<R> decode_rows_q8(const uint8_t* weights, size_t row_bytes, WeightLayout layout, size_t r0, size_t nr,
+                              size_t n_cols, DecodeBuffer& buf, size_t slot) {
   const size_t nb = n_cols / 32;
   DecodedRows<R> rows;
   for (size_t r = 0; r < nr; ++r) {
@@ -177,6 +178,21 @@ DecodedRows<R> decode_rows_q8(const uint8_t* weights, size_t row_bytes, size_t r
     uint8_t* codes = buf.codes() + (slot + r) * n_cols;
     float* d = buf.d() + (slot + r) * nb;
     float* off = buf.off() + (slot + r) * nb;
+    rows.codes[r] = codes;
+    rows.d[r] = d;
+    rows.off[r] = off;
+    rows.scales[r] = nullptr;
+    rows.coefs[r] = nullptr;
+    if constexpr (kInterleaves<F>) {
+      if (layout == WeightLayout::interleaved8) {
+        const uint8_t* group = weights + (r0 + r) / kInterleavedRows * kInterleavedRows * row_bytes;
+        for (size_t b = 0; b < nb; ++b) {
+          q4_0_unpack_interleaved(group + b * kQ4_0InterleavedBlockBytes, (r0 + r) % kInterleavedRows, codes + 32 * b,
+                                  d[b]);
+        }
+        continue;
+      }
+    }
     for (size_t b = 0; b < nb; ++b) {
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(codes + 32 * b), F::template codes<Isa>(row + b * F::kBytes));
     }
@@ -190,11 +206,6 @@ DecodedRows<R> decode_rows_q8(const uint8_t* weights, size_t row_bytes, size_t r
       d[b] = half_at(row + b * F::kBytes);
       if constexpr (F::kHasMin) off[b] = half_at(row + b * F::kBytes + 2);
     }
-    rows.codes[r] = codes;
-    rows.d[r] = d;
-    rows.off[r] = off;
-    rows.scales[r] = nullptr;
-    rows.coefs[r] = nullptr;
   }
   repeat_last_row(rows, nr);
   return rows;
@@ -272,20 +283,6 @@ void tile_q8k(const DecodedRows<R>& w, const TokenTile<NV>& x, size_t nsb, float
   }
 }
 
-// Super-block sb of `row` in the file's layout: in place, or rebuilt in `scratch` from the interleaved layout.
-template <class F>
-const uint8_t* k_block(const uint8_t* weights, size_t row_bytes, WeightLayout layout, size_t row, size_t sb,
-                       uint8_t (&scratch)[F::kBytes]) {
-  if constexpr (kInterleaves<F>) {
-    if (layout == WeightLayout::interleaved8) {
-      const uint8_t* group = weights + row / kInterleavedRows * kInterleavedRows * row_bytes;
-      q4k_block_of_lane(group + sb * kInterleavedRows * F::kBytes, row % kInterleavedRows, scratch);
-      return scratch;
-    }
-  }
-  return weights + row * row_bytes + sb * F::kBytes;
-}
-
 // Decodes rows [r0, r0 + nr) of K format F into buf, from its row `slot` on.
 template <class Isa, class F, int R>
 DecodedRows<R> decode_rows_q8k(const uint8_t* weights, size_t row_bytes, WeightLayout layout, size_t r0, size_t nr,
@@ -294,16 +291,24 @@ DecodedRows<R> decode_rows_q8k(const uint8_t* weights, size_t row_bytes, WeightL
   constexpr size_t kPairs = F::template kPairValues<Isa> ? 256 / F::template kPairValues<Isa> : 8;
   const size_t nsb = n_cols / 256;
   DecodedRows<R> rows;
-  uint8_t scratch[F::kBytes];
   for (size_t r = 0; r < nr; ++r) {
     uint8_t* codes = buf.codes() + (slot + r) * n_cols;
     float* d = buf.d() + (slot + r) * nsb;
     float* off = buf.off() + (slot + r) * nsb;
     int32_t* scales = buf.scales() + (slot + r) * nsb * kSubs;
     int32_t* coefs = buf.coefs() + (slot + r) * nsb * kPairs;
+    const size_t row = r0 + r;
     for (size_t sb = 0; sb < nsb; ++sb) {
-      F::template unpack<Isa>(k_block<F>(weights, row_bytes, layout, r0 + r, sb, scratch), codes + 256 * sb,
-                              scales + kSubs * sb, coefs + kPairs * sb, d[sb], off[sb]);
+      if constexpr (kInterleaves<F>) {
+        if (layout == WeightLayout::interleaved8) {
+          const uint8_t* group = weights + row / kInterleavedRows * kInterleavedRows * row_bytes;
+          q4k_unpack_interleaved(group + sb * kQ4KInterleavedBlockBytes, row % kInterleavedRows, codes + 256 * sb,
+                                 scales + kSubs * sb, coefs + kPairs * sb, d[sb], off[sb]);
+          continue;
+        }
+      }
+      F::template unpack<Isa>(weights + row * row_bytes + sb * F::kBytes, codes + 256 * sb, scales + kSubs * sb,
+                              coefs + kPairs * sb, d[sb], off[sb]);
     }
     rows.codes[r] = codes;
     rows.d[r] = d;
@@ -321,9 +326,9 @@ DecodedRows<R> decode_rows_q8k(const uint8_t* weights, size_t row_bytes, WeightL
 template <class Isa, class F>
 struct Q8Tiles {
   template <int R>
-  static DecodedRows<R> decode(const uint8_t* weights, size_t row_bytes, WeightLayout, size_t r0, size_t nr,
+  static DecodedRows<R> decode(const uint8_t* weights, size_t row_bytes, WeightLayout layout, size_t r0, size_t nr,
                                size_t n_cols, DecodeBuffer& buf, size_t slot) {
-    return decode_rows_q8<Isa, F, R>(weights, row_bytes, r0, nr, n_cols, buf, slot);
+    return decode_rows_q8<Isa, F, R>(weights, row_bytes, layout, r0, nr, n_cols, buf, slot);
   }
   template <int R, int NV>
   static void compute(const DecodedRows<R>& rows, const QuantizedActivations& a, size_t t0, size_t n_cols,
