@@ -1,7 +1,8 @@
 #pragma once
 // A loaded model: the GGUF file, its validated hyper-parameters, and a view of every weight. Weight
 // matrices stay in the file's bytes (memory-mapped by default: no copy; --no-mmap reads the file into
-// one owned buffer instead); the small 1-D tensors (norm gains, biases, rope factors) are decoded to
+// one owned buffer instead), except those repacked at load into an interleaved layout that their kernel reads
+// faster (ModelLoadOptions::repack); the small 1-D tensors (norm gains, biases, rope factors) are decoded to
 // floats once. Immutable after load, so any number of contexts may share one Model.
 #include <cstddef>
 #include <cstdint>
