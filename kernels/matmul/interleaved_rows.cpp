@@ -51,7 +51,8 @@ void interleave_q4k_block(const uint8_t* const (&blocks)[kInterleavedRows], uint
     std::memcpy(out + 2 * r, w, 2);           // d
     std::memcpy(out + 16 + 2 * r, w + 2, 2);  // dmin
     for (int j = 0; j < 8; ++j)
-      kquant::unpack_scale_min_6bit(j, w + 4, &scales[q4k_scale_slot(j, r)], &mins[q4k_scale_slot(j, r)]);
+      kquant::unpack_scale_min_6bit(j, w + 4, &scales[interleaved_scale_slot(j, r)],
+                                    &mins[interleaved_scale_slot(j, r)]);
     for (int j = 0; j < 8; ++j) {
       for (int i = 0; i < 4; ++i) {
         store_u32(out + 128 + 128 * j + 32 * i + 4 * r, lane_codes(q4k_quarter(w + 16, j, i), j % 2 == 1));
@@ -83,6 +84,65 @@ void interleave_q4_0_block(const uint8_t* const (&blocks)[kInterleavedRows], uin
   }
 }
 
+// Q6_K (210 bytes: ql[128], qh[64], int8 scales[16], f16 d). Value v of half h = v / 128, quarter k = v % 128 / 32,
+// l = v % 32: low 4 bits in nibble k / 2 of ql[64h + 32 (k % 2) + l], top 2 bits at bit 2k of qh[32h + l].
+struct Q6KCodeBits {
+  size_t ql, qh;
+  int nibble_shift, high_shift;
+};
+
+Q6KCodeBits q6k_code_bits(int v) {
+  const int h = v / 128, k = v % 128 / 32, l = v % 32;
+  return {static_cast<size_t>(64 * h + 32 * (k % 2) + l), static_cast<size_t>(128 + 32 * h + l), 4 * (k / 2), 2 * k};
+}
+
+uint8_t q6k_code(const uint8_t* block, int v) {
+  const Q6KCodeBits at = q6k_code_bits(v);
+  return static_cast<uint8_t>(((block[at.ql] >> at.nibble_shift) & 15) | ((block[at.qh] >> at.high_shift) & 3) << 4);
+}
+
+// Sets value v's code in a block whose ql and qh start zeroed.
+void set_q6k_code(uint8_t* block, int v, uint8_t code) {
+  const Q6KCodeBits at = q6k_code_bits(v);
+  block[at.ql] = static_cast<uint8_t>(block[at.ql] | (code & 15) << at.nibble_shift);
+  block[at.qh] = static_cast<uint8_t>(block[at.qh] | (code >> 4) << at.high_shift);
+}
+
+// The three interleaved bytes that hold 4 codes' bits, of values 16j + b + 4i (i = 0-3) in a sub-block j: the
+// low 4 bits of i = 0, 1 (nibbles of the first vector's byte), of i = 2, 3 (second vector), top 2 bits of all four.
+struct Q6KLaneByte {
+  uint8_t low01, low23, high;
+};
+
+Q6KLaneByte q6k_lane_byte(const uint8_t (&c)[4]) {
+  return {static_cast<uint8_t>((c[0] & 15) | (c[1] & 15) << 4), static_cast<uint8_t>((c[2] & 15) | (c[3] & 15) << 4),
+          static_cast<uint8_t>(c[0] >> 4 | (c[1] >> 4) << 2 | (c[2] >> 4) << 4 | (c[3] >> 4) << 6)};
+}
+
+// Byte b of row r's lane of sub-block j, at each of its three vectors.
+size_t q6k_code_byte(int j, size_t r, int b) {
+  return 144 + 96 * static_cast<size_t>(j) + 4 * r + static_cast<size_t>(b);
+}
+
+void interleave_q6k_block(const uint8_t* const (&blocks)[kInterleavedRows], uint8_t* out) {
+  for (size_t r = 0; r < kInterleavedRows; ++r) {
+    const uint8_t* w = blocks[r];
+    std::memcpy(out + 2 * r, w + 208, 2);
+    for (int j = 0; j < 16; ++j) {
+      out[16 + interleaved_scale_slot(j, static_cast<int>(r))] = w[192 + j];
+      for (int b = 0; b < 4; ++b) {
+        const uint8_t codes[4] = {q6k_code(w, 16 * j + b), q6k_code(w, 16 * j + 4 + b), q6k_code(w, 16 * j + 8 + b),
+                                  q6k_code(w, 16 * j + 12 + b)};
+        const Q6KLaneByte lane = q6k_lane_byte(codes);
+        const size_t at = q6k_code_byte(j, r, b);
+        out[at] = lane.low01;
+        out[at + 32] = lane.low23;
+        out[at + 64] = lane.high;
+      }
+    }
+  }
+}
+
 // One format's block sizes and its two directions.
 struct InterleavedFormat {
   size_t block_bytes;  // one row's block in the file
@@ -93,7 +153,9 @@ struct InterleavedFormat {
 const InterleavedFormat* interleaved_format(GgmlType type) {
   static constexpr InterleavedFormat kQ4K{144, interleave_q4k_block, q4k_block_of_lane};
   static constexpr InterleavedFormat kQ4_0{18, interleave_q4_0_block, q4_0_block_of_lane};
+  static constexpr InterleavedFormat kQ6K{210, interleave_q6k_block, q6k_block_of_lane};
   if (type == GgmlType::Q4_K) return &kQ4K;
+  if (type == GgmlType::Q6_K) return &kQ6K;
   if (type == GgmlType::Q4_0) return &kQ4_0;
   return nullptr;
 }
@@ -122,8 +184,8 @@ void q4k_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block) 
   std::memcpy(block + 2, group_block + 16 + 2 * r, 2);
   uint8_t scales[8], mins[8];
   for (int j = 0; j < 8; ++j) {
-    scales[j] = q4k_six_bits(group_block, q4k_scale_slot(j, r), 32, j < 4 ? 0 : 2);
-    mins[j] = q4k_six_bits(group_block, q4k_scale_slot(j, r), 64, j < 4 ? 4 : 6);
+    scales[j] = q4k_six_bits(group_block, interleaved_scale_slot(j, r), 32, j < 4 ? 0 : 2);
+    mins[j] = q4k_six_bits(group_block, interleaved_scale_slot(j, r), 64, j < 4 ? 4 : 6);
   }
   kquant::pack_scales_mins_6bit(scales, mins, block + 4);
   std::memset(block + 16, 0, 128);
@@ -138,6 +200,22 @@ void q4_0_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block)
   std::memcpy(block, group_block + 2 * lane, 2);
   std::memset(block + 2, 0, 16);
   for (int i = 0; i < 4; ++i) file_codes(u32_at(group_block + 16 + 32 * i + 4 * lane), i >= 2, block + 2 + 8 * (i % 2));
+}
+
+void q6k_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block) {
+  std::memset(block, 0, 192);
+  std::memcpy(block + 208, group_block + 2 * lane, 2);
+  for (int j = 0; j < 16; ++j) {
+    block[192 + j] = group_block[16 + interleaved_scale_slot(j, static_cast<int>(lane))];
+    for (int b = 0; b < 4; ++b) {
+      const size_t at = q6k_code_byte(j, lane, b);
+      const uint8_t low01 = group_block[at], low23 = group_block[at + 32], high = group_block[at + 64];
+      set_q6k_code(block, 16 * j + b, static_cast<uint8_t>((low01 & 15) | (high & 3) << 4));
+      set_q6k_code(block, 16 * j + 4 + b, static_cast<uint8_t>((low01 >> 4) | ((high >> 2) & 3) << 4));
+      set_q6k_code(block, 16 * j + 8 + b, static_cast<uint8_t>((low23 & 15) | ((high >> 4) & 3) << 4));
+      set_q6k_code(block, 16 * j + 12 + b, static_cast<uint8_t>((low23 >> 4) | ((high >> 6) & 3) << 4));
+    }
+  }
 }
 
 Status interleave_rows(GgmlType type, std::span<const std::byte> rows, size_t n_rows, size_t n_cols,

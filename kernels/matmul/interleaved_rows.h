@@ -21,9 +21,7 @@
 //   [128, 1152)  codes: 32 bytes for each sub-block j (0-7) and quarter i (0-3), at 128 + 128 j + 32 i; bytes
 //                4r..4r+3 are row r's: byte b holds value 32j + 8i + b in its low nibble, 32j + 8i + 4 + b in
 //                its high nibble
-// where S[k] / M[k] is the 6-bit scale / min of sub-block j of row r at k = q4k_scale_slot(j, r): the scales
-// of sub-blocks 0-3 fill the first 32 slots and 4-7 the next; in each half, rows 0-3 take bytes 0-15 and rows
-// 4-7 bytes 16-31 (the two 128-bit lanes of a vector), sub-block j's 4 rows at 4 (j % 4).
+// where S[k] / M[k] is the 6-bit scale / min of sub-block j of row r at k = interleaved_scale_slot(j, r).
 //
 // Q4_0, per group of 8 rows and block b (144 bytes = 8 x 18, at 144 * b in the group):
 //   [0, 16)      d of rows 0-7 (f16)
@@ -46,12 +44,15 @@ enum class WeightLayout : uint8_t {
 inline constexpr size_t kInterleavedRows = 8;
 inline constexpr size_t kQ4KInterleavedBlockBytes = 8 * 144;
 inline constexpr size_t kQ4_0InterleavedBlockBytes = 8 * 18;
+inline constexpr size_t kQ6KInterleavedBlockBytes = 8 * 210;
 
 // Whether weights of `type` have an interleaved layout.
 bool has_interleaved_layout(GgmlType type);
 
-// The slot of sub-block j's scale of row r (both 0-7) in the interleaved super-block's 64 scales.
-constexpr int q4k_scale_slot(int j, int r) { return 32 * (j / 4) + 16 * (r / 4) + 4 * (j % 4) + r % 4; }
+// The slot of sub-block j's scale of row r (0-7) among an interleaved super-block's scales (Q4_K: j 0-7, 64
+// slots; Q6_K: j 0-15, 128): sub-blocks 4v..4v+3 fill 32 bytes, rows 0-3 of them bytes 0-15 and rows 4-7 bytes
+// 16-31 (the two 128-bit lanes of a vector), sub-block j's 4 rows at 4 (j % 4).
+constexpr int interleaved_scale_slot(int j, int r) { return 32 * (j / 4) + 16 * (r / 4) + 4 * (j % 4) + r % 4; }
 
 // Writes n_rows rows of n_cols values of `type` from the file's layout (`rows`) to the interleaved one (`out`,
 // the same size). Rows are taken 8 at a time: n_rows must be a multiple of 8. Groups [g_begin, g_end) only
@@ -62,9 +63,10 @@ Status interleave_rows(GgmlType type, std::span<const std::byte> rows, size_t n_
                        std::span<std::byte> out);
 
 // Row `lane` (0-7) of one interleaved block of 8 rows, as the bytes of its block in the file (Q4_K: 144,
-// Q4_0: 18).
+// Q4_0: 18, Q6_K: 210).
 void q4k_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block);
 void q4_0_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block);
+void q6k_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block);
 
 // The file's layout again, from the interleaved one (the inverse of interleave_rows).
 Status deinterleave_rows(GgmlType type, std::span<const std::byte> interleaved, size_t n_rows, size_t n_cols,

@@ -1,4 +1,4 @@
-// Weights repacked at load (Model::load's `repack`, kernels/matmul/interleaved_rows.h): the Q4_K and Q4_0
+// Weights repacked at load (Model::load's `repack`, kernels/matmul/interleaved_rows.h): the Q4_K, Q6_K and Q4_0
 // matrices that a kernel reads interleaved are repacked into memory the Model owns, their bytes the file's in another
 // order; token_embd, the other types and a model loaded with repack off stay in the file's bytes; the logits are the
 // same bits either way, for prompts (tiled kernels), a few tokens and one-token steps; and a model repacked
@@ -26,32 +26,40 @@ bool kernel_reads_interleaved(GgmlType type) {
   return kernel.ok() && kernel->reads_interleaved;
 }
 
-TEST(RepackedWeights, Q4KMatricesAreInterleavedCopiesOfTheFileBytes) {
+// The fixture's Q4_K_M mix: Q4_K matrices, Q6_K attn_v / ffn_down in some layers and a Q6_K output matrix.
+TEST(RepackedWeights, ProductMatricesAreInterleavedCopiesOfTheFileBytes) {
   auto model = Model::load(fixture("fixture-llama-Q4_K_M.gguf"));
   ASSERT_TRUE(model.ok()) << model.error().message;
-  uint64_t repacked = 0;
+  std::vector<const WeightMatrix*> products = {&model->weights().output};
   for (const LayerWeights& l : model->weights().layers) {
-    for (const WeightMatrix* m :
-         {&l.attn_q, &l.attn_k, &l.attn_v, &l.attn_output, &l.ffn_gate, &l.ffn_up, &l.ffn_down}) {
-      const GgufTensorInfo* info = model->file().find_tensor(m->name);
-      ASSERT_NE(info, nullptr);
-      const auto file_bytes = model->file().tensor_data(*info);
-      ASSERT_EQ(m->data.size(), file_bytes.size());
-      if (!has_interleaved_layout(m->type) || !kernel_reads_interleaved(m->type)) {
-        EXPECT_EQ(m->layout, WeightLayout::rows) << m->name;
-        EXPECT_EQ(m->data.data(), file_bytes.data()) << m->name;
-        continue;
-      }
-      EXPECT_EQ(m->layout, WeightLayout::interleaved8) << m->name;
-      std::vector<std::byte> back(m->data.size());
-      ASSERT_TRUE(deinterleave_rows(m->type, m->data, m->n_rows, m->n_cols, back).ok());
-      EXPECT_TRUE(std::equal(back.begin(), back.end(), file_bytes.begin())) << m->name;
-      repacked += m->data.size();
+    products.insert(products.end(),
+                    {&l.attn_q, &l.attn_k, &l.attn_v, &l.attn_output, &l.ffn_gate, &l.ffn_up, &l.ffn_down});
+  }
+  uint64_t repacked = 0;
+  for (const WeightMatrix* m : products) {
+    const GgufTensorInfo* info = model->file().find_tensor(m->name);
+    ASSERT_NE(info, nullptr);
+    const auto file_bytes = model->file().tensor_data(*info);
+    ASSERT_EQ(m->data.size(), file_bytes.size());
+    if (!has_interleaved_layout(m->type) || !kernel_reads_interleaved(m->type)) {
+      EXPECT_EQ(m->layout, WeightLayout::rows) << m->name;
+      EXPECT_EQ(m->data.data(), file_bytes.data()) << m->name;
+      continue;
     }
+    EXPECT_EQ(m->layout, WeightLayout::interleaved8) << m->name;
+    std::vector<std::byte> back(m->data.size());
+    ASSERT_TRUE(deinterleave_rows(m->type, m->data, m->n_rows, m->n_cols, back).ok());
+    EXPECT_TRUE(std::equal(back.begin(), back.end(), file_bytes.begin())) << m->name;
+    repacked += m->data.size();
   }
   EXPECT_EQ(model->weights().token_embd.layout, WeightLayout::rows);  // also read row by row
   EXPECT_EQ(model->interleaved_bytes(), repacked);
-  if (kernel_reads_interleaved(GgmlType::Q4_K)) EXPECT_GT(repacked, 0u);
+  if (kernel_reads_interleaved(GgmlType::Q4_K)) {
+    EXPECT_GT(repacked, 0u);
+  }
+  if (kernel_reads_interleaved(GgmlType::Q6_K)) {
+    EXPECT_EQ(model->weights().output.layout, WeightLayout::interleaved8);
+  }
 }
 
 // Logits of a 12-token prompt (tiled), then a 3-token batch (matrix-vector passes), then 3 one-token steps.

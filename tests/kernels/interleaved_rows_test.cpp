@@ -1,4 +1,4 @@
-// Weights interleaved at load (kernels/matmul/interleaved_rows.h), Q4_K and Q4_0:
+// Weights interleaved at load (kernels/matmul/interleaved_rows.h), Q4_K, Q4_0 and Q6_K:
 //  - the layout round-trips to the file's bytes, block by block and whole matrices, and keeps each group of 8
 //    rows at its place;
 //  - bad shapes are errors that name the type and the sizes;
@@ -97,9 +97,9 @@ TEST(InterleavedRows, BadShapesAreErrors) {
   EXPECT_NE(s.error().message.find("12 rows"), std::string::npos) << s.error().message;
   EXPECT_NE(s.error().message.find("multiple of 8"), std::string::npos) << s.error().message;
 
-  s = interleave_rows(GgmlType::Q6_K, std::span(rows).first(8 * 210), 8, 256, out);
+  s = interleave_rows(GgmlType::Q8_0, std::span(rows).first(8 * 272), 8, 256, out);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.error().message.find("q6_K"), std::string::npos) << s.error().message;
+  EXPECT_NE(s.error().message.find("q8_0"), std::string::npos) << s.error().message;
 
   s = interleave_rows(GgmlType::Q4_K, std::span(rows).first(8 * 144 - 1), 8, 256, out);
   ASSERT_FALSE(s.ok());
@@ -172,7 +172,7 @@ TEST_P(InterleavedTypes, KernelsGiveTheSameBitsAsFromTheFileLayout) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Types, InterleavedTypes, ::testing::Values(GgmlType::Q4_K, GgmlType::Q4_0),
+INSTANTIATE_TEST_SUITE_P(Types, InterleavedTypes, ::testing::Values(GgmlType::Q4_K, GgmlType::Q4_0, GgmlType::Q6_K),
                          [](const auto& info) { return std::string(ggml_type_name(info.param)); });
 
 TEST(InterleavedRows, Q4_0LanesRebuildTheirBlocks) {

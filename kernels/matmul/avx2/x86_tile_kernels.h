@@ -302,8 +302,11 @@ DecodedRows<R> decode_rows_q8k(const uint8_t* weights, size_t row_bytes, WeightL
       if constexpr (kInterleaves<F>) {
         if (layout == WeightLayout::interleaved8) {
           const uint8_t* group = weights + row / kInterleavedRows * kInterleavedRows * row_bytes;
-          q4k_unpack_interleaved(group + sb * kQ4KInterleavedBlockBytes, row % kInterleavedRows, codes + 256 * sb,
-                                 scales + kSubs * sb, coefs + kPairs * sb, d[sb], off[sb]);
+          constexpr bool kQ6K = std::is_same_v<F, Q6KFormat>;
+          constexpr size_t kBlockBytes = kQ6K ? kQ6KInterleavedBlockBytes : kQ4KInterleavedBlockBytes;
+          constexpr auto unpack = kQ6K ? q6k_unpack_interleaved : q4k_unpack_interleaved;
+          unpack(group + sb * kBlockBytes, row % kInterleavedRows, codes + 256 * sb, scales + kSubs * sb,
+                 coefs + kPairs * sb, d[sb], off[sb]);
           continue;
         }
       }
