@@ -4,6 +4,8 @@
 //   matvec/<type>/<variant>/<rows>x<cols>         one token. Reports weight bytes read per second
 //                                                 (bytes_per_second): a matvec reads every weight byte
 //                                                 once, so this is the kernel's effective bandwidth.
+//                                                 <variant>+repack: the weights in the interleaved layout
+//                                                 the engine repacks them into at load (interleaved_rows.h).
 //   matmul/<type>/<variant>/<rows>x<cols>/t<n>    a batch of n = 4 (matrix-vector path), 8, 16, 128 (tiled)
 //                                                 tokens, activations quantized once beforehand (as the
 //                                                 engine shares them between the projections of one
@@ -66,8 +68,16 @@ std::vector<float> random_activations(size_t n) {
   return x;
 }
 
-void run_matmul(benchmark::State& state, MatmulFn fn, GgmlType type, Shape shape, size_t n_tokens) {
-  const std::vector<std::byte> weights = make_weights(type, shape.rows, shape.cols);
+void run_matmul(benchmark::State& state, MatmulFn fn, GgmlType type, Shape shape, size_t n_tokens,
+                WeightLayout layout) {
+  std::vector<std::byte> weights = make_weights(type, shape.rows, shape.cols);
+  if (layout == WeightLayout::interleaved8) {
+    std::vector<std::byte> file_layout = weights;
+    if (Status s = interleave_rows(type, file_layout, shape.rows, shape.cols, weights); !s) {
+      state.SkipWithError(s.error().message.c_str());
+      return;
+    }
+  }
   const std::vector<float> x = random_activations(n_tokens * shape.cols);
   std::vector<float> y(n_tokens * shape.rows);
   QuantizedActivations xq;
@@ -76,7 +86,8 @@ void run_matmul(benchmark::State& state, MatmulFn fn, GgmlType type, Shape shape
     state.SkipWithError(s.error().message.c_str());
     return;
   }
-  const MatmulProblem problem{type, weights, shape.rows, shape.cols, x.data(), n_tokens, y.data(), &xq};
+  MatmulProblem problem{type, weights, shape.rows, shape.cols, x.data(), n_tokens, y.data(), &xq};
+  problem.layout = layout;
   for (auto _ : state) {
     fn(problem, 0, shape.rows);
     benchmark::DoNotOptimize(y.data());
@@ -117,14 +128,20 @@ void register_all() {
       const std::string prefix = std::string(ggml_type_name(kernel.type)) + "/" + std::string(variant.name) + "/";
       for (const Shape shape : kShapes) {
         benchmark::RegisterBenchmark(("matvec/" + prefix + shape_name(shape)).c_str(), run_matmul, kernel.fn,
-                                     kernel.type, shape, size_t{1})
+                                     kernel.type, shape, size_t{1}, WeightLayout::rows)
+            ->Unit(benchmark::kMicrosecond);
+        if (!kernel.reads_interleaved) continue;
+        const std::string repacked =
+            std::string(ggml_type_name(kernel.type)) + "/" + std::string(variant.name) + "+repack/";
+        benchmark::RegisterBenchmark(("matvec/" + repacked + shape_name(shape)).c_str(), run_matmul, kernel.fn,
+                                     kernel.type, shape, size_t{1}, WeightLayout::interleaved8)
             ->Unit(benchmark::kMicrosecond);
       }
       if (variant.name == "scalar") continue;
       for (const Shape shape : kShapes) {
         for (size_t n : kBatchTokens) {
           const std::string name = "matmul/" + prefix + shape_name(shape) + "/t" + std::to_string(n);
-          benchmark::RegisterBenchmark(name.c_str(), run_matmul, kernel.fn, kernel.type, shape, n)
+          benchmark::RegisterBenchmark(name.c_str(), run_matmul, kernel.fn, kernel.type, shape, n, WeightLayout::rows)
               ->Unit(benchmark::kMillisecond);
         }
       }

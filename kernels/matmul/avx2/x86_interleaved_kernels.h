@@ -35,32 +35,52 @@ template <class F>
 inline constexpr bool kInterleaves =
     std::is_same_v<F, Q4KFormat> || std::is_same_v<F, Q4_0Format> || std::is_same_v<F, Q6KFormat>;
 
-// A shuffle mask that gives, in every 128-bit lane, 32-bit lane q the int16 pair (byte a + q, byte b + q): in the
-// low byte of each int16 (zero-extended), or with `high` in its high byte (an arithmetic shift right by 8 then
-// sign-extends it).
-inline __m256i lane_byte_pairs(int a, int b, bool high = false) {
+// A shuffle mask that fills, in every 128-bit lane, byte k of 32-bit lane q with byte from[k] + q of the lane
+// (zero where from[k] < 0): e.g. {a, -1, b, -1} makes the int16 pair (byte a + q, byte b + q) zero-extended,
+// {-1, -1, -1, a} puts byte a + q at the top of the int32 (an arithmetic shift right by 24 sign-extends it).
+inline __m256i lane_mask(const int (&from)[4]) {
   alignas(32) int8_t m[32];
   for (int lane = 0; lane < 2; ++lane) {
     for (int q = 0; q < 4; ++q) {
-      int8_t* p = m + 16 * lane + 4 * q;
-      p[high ? 1 : 0] = static_cast<int8_t>(a + q);
-      p[high ? 3 : 2] = static_cast<int8_t>(b + q);
-      p[high ? 0 : 1] = -128;  // a set top bit: zero
-      p[high ? 2 : 3] = -128;
+      for (int k = 0; k < 4; ++k) m[16 * lane + 4 * q + k] = static_cast<int8_t>(from[k] < 0 ? -128 : from[k] + q);
     }
   }
   return load256(m);
 }
 
+// The sub-block dot products of the matrix-vector kernels, per 32-bit lane. Without VNNI the maddubs pair sums
+// are added in int16 and widened once, by the madd with the lane's scale (int16 pairs (s, s)); with VNNI each
+// product is accumulated in int32 by VPDPBUSD and multiplied by the lane's int32 scale.
+template <class Isa>
+struct SubBlockDots {
+  __m256i sum;
+  SubBlockDots() { sum = _mm256_setzero_si256(); }
+  void add(__m256i codes, __m256i x) {
+    if constexpr (Isa::kWideUnsigned) {
+      sum = Isa::dot(sum, codes, x);
+    } else {
+      sum = _mm256_add_epi16(sum, _mm256_maddubs_epi16(codes, x));
+    }
+  }
+  // The lane's scale: an int16 pair (s, s) without VNNI, an int32 with it.
+  __m256i scaled(__m256i scale) const {
+    if constexpr (Isa::kWideUnsigned) return _mm256_mullo_epi32(sum, scale);
+    return _mm256_madd_epi16(sum, scale);
+  }
+};
+
 // Shuffle masks that turn the decoded 6-bit scales / mins of an interleaved super-block (two vectors, sub-blocks
 // 0-3 and 4-7; byte 4 (j % 4) + q of each 128-bit lane = sub-block j of row q or 4 + q) into int16 operands:
-//   scale[j % 4]  (s_j of the lane's row) twice per 32-bit lane: the madd that scales sub-block j's pair sums
+//   scale[j % 4]  s_j of the lane's row, as SubBlockDots<Isa>::scaled takes it
 //   min[k]        (m_2k, m_2k+1) of the lane's row: the madd with the activation's sub-block sums
+template <class Isa>
 struct Q4KLaneMasks {
   __m256i scale[4], min[2];
   Q4KLaneMasks() {
-    for (int j = 0; j < 4; ++j) scale[j] = lane_byte_pairs(4 * j, 4 * j);
-    for (int k = 0; k < 2; ++k) min[k] = lane_byte_pairs(8 * k, 8 * k + 4);
+    for (int j = 0; j < 4; ++j) {
+      scale[j] = Isa::kWideUnsigned ? lane_mask({4 * j, -1, -1, -1}) : lane_mask({4 * j, -1, 4 * j, -1});
+    }
+    for (int k = 0; k < 2; ++k) min[k] = lane_mask({8 * k, -1, 8 * k + 4, -1});
   }
 };
 
@@ -78,7 +98,8 @@ inline void q4k_six_bit_pair(const uint8_t* low, __m256i high, int shift, __m256
 
 // One interleaved super-block `gb` of 8 rows against one token's q8_K block x: lane r of I = the row's
 // sum_j s_j (codes_j . x_j), of M = sum_j m_j (sum of x_j), as Q4KFormat::sums makes them.
-inline void q4k_interleaved_sums(const uint8_t* gb, const BlockQ8K& x, const Q4KLaneMasks& masks, __m256i& I,
+template <class Isa>
+inline void q4k_interleaved_sums(const uint8_t* gb, const BlockQ8K& x, const Q4KLaneMasks<Isa>& masks, __m256i& I,
                                  __m256i& M) {
   const __m256i low4 = _mm256_set1_epi8(0x0F);
   const __m256i high = load256(gb + 96);
@@ -89,16 +110,14 @@ inline void q4k_interleaved_sums(const uint8_t* gb, const BlockQ8K& x, const Q4K
   I = _mm256_setzero_si256();
 #pragma GCC unroll 8
   for (int j = 0; j < 8; ++j) {
-    __m256i pairs = _mm256_setzero_si256();
+    SubBlockDots<Isa> dots;
     for (int i = 0; i < 4; ++i) {
       const __m256i q = load256(codes + 128 * j + 32 * i);
-      const int8_t* xq = x.qs + 32 * j + 8 * i;
-      const __m256i x_lo = _mm256_set1_epi32(static_cast<int>(u32_at(reinterpret_cast<const uint8_t*>(xq))));
-      const __m256i x_hi = _mm256_set1_epi32(static_cast<int>(u32_at(reinterpret_cast<const uint8_t*>(xq + 4))));
-      pairs = _mm256_add_epi16(pairs, _mm256_maddubs_epi16(_mm256_and_si256(q, low4), x_lo));
-      pairs = _mm256_add_epi16(pairs, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), x_hi));
+      const auto* xq = reinterpret_cast<const uint8_t*>(x.qs + 32 * j + 8 * i);
+      dots.add(_mm256_and_si256(q, low4), _mm256_set1_epi32(static_cast<int>(u32_at(xq))));
+      dots.add(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), _mm256_set1_epi32(static_cast<int>(u32_at(xq + 4))));
     }
-    I = _mm256_add_epi32(I, _mm256_madd_epi16(pairs, _mm256_shuffle_epi8(scales[j / 4], masks.scale[j % 4])));
+    I = _mm256_add_epi32(I, dots.scaled(_mm256_shuffle_epi8(scales[j / 4], masks.scale[j % 4])));
   }
   // The activation's 32-value sums as int16 pairs (x_2k, x_2k+1): 32-bit element k of (0, 1 | 4, 5) after the
   // per-lane pack, broadcast to every lane.
@@ -149,7 +168,7 @@ inline void prefetch_ahead(const MatmulProblem& p, const uint8_t* at, size_t byt
 template <class Isa>
 void matvec_q4k_interleaved(const MatmulProblem& p, const QuantizedActivations& a, size_t row_begin, size_t row_end) {
   const size_t nsb = p.n_cols / kquant::kSuperBlock;
-  const Q4KLaneMasks masks;
+  const Q4KLaneMasks<Isa> masks;
   for_row_groups(p, row_begin, row_end, nsb * kQ4KInterleavedBlockBytes, [&](const uint8_t* group, size_t t) {
     const BlockQ8K* x = a.q8k_row(t);
     __m256 acc = _mm256_setzero_ps();
@@ -157,7 +176,7 @@ void matvec_q4k_interleaved(const MatmulProblem& p, const QuantizedActivations& 
       const uint8_t* gb = group + sb * kQ4KInterleavedBlockBytes;
       if (t == 0) prefetch_ahead(p, gb, kQ4KInterleavedBlockBytes);
       __m256i I, M;
-      q4k_interleaved_sums(gb, x[sb], masks, I, M);
+      q4k_interleaved_sums<Isa>(gb, x[sb], masks, I, M);
       const __m256 d = _mm256_cvtph_ps(load128(gb));
       const __m256 neg_dmin = _mm256_xor_ps(_mm256_cvtph_ps(load128(gb + 16)), _mm256_set1_ps(-0.0f));
       const __m256 dx = _mm256_set1_ps(x[sb].d);
@@ -172,18 +191,17 @@ void matvec_q4k_interleaved(const MatmulProblem& p, const QuantizedActivations& 
 
 // One interleaved block `gb` of 8 rows against 32 activation codes, values 0-15 at `first`, 16-31 at `second`:
 // lane r = sum q x of row r (codes 0-15).
+template <class Isa>
 inline __m256i q4_0_interleaved_dots(const uint8_t* gb, const int8_t* first, const int8_t* second) {
   const __m256i low4 = _mm256_set1_epi8(0x0F);
-  __m256i pairs = _mm256_setzero_si256();
+  SubBlockDots<Isa> dots;
   for (int i = 0; i < 4; ++i) {
     const __m256i q = load256(gb + 16 + 32 * i);
     const auto* x = reinterpret_cast<const uint8_t*>((i < 2 ? first : second) + 8 * (i % 2));
-    const __m256i x_lo = _mm256_set1_epi32(static_cast<int>(u32_at(x)));
-    const __m256i x_hi = _mm256_set1_epi32(static_cast<int>(u32_at(x + 4)));
-    pairs = _mm256_add_epi16(pairs, _mm256_maddubs_epi16(_mm256_and_si256(q, low4), x_lo));
-    pairs = _mm256_add_epi16(pairs, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), x_hi));
+    dots.add(_mm256_and_si256(q, low4), _mm256_set1_epi32(static_cast<int>(u32_at(x))));
+    dots.add(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), _mm256_set1_epi32(static_cast<int>(u32_at(x + 4))));
   }
-  return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
+  return dots.scaled(Isa::kWideUnsigned ? _mm256_set1_epi32(1) : _mm256_set1_epi16(1));
 }
 
 // As matvec_q4k_interleaved, for Q4_0: per block I = sum q x - 8 sum x, acc = fma(float(I), d dx, acc), as
@@ -204,7 +222,8 @@ void matvec_q4_0_interleaved(const MatmulProblem& p, const QuantizedActivations&
       const bool paired = b + 1 < nb || b % 2 == 1;
       const int8_t* first = paired ? xq + 64 * (b / 2) + 16 * (b % 2) : xq + 32 * b;
       const int8_t* second = paired ? first + 32 : first + 16;
-      const __m256i dots = _mm256_add_epi32(q4_0_interleaved_dots(gb, first, second), _mm256_set1_epi32(-8 * isums[b]));
+      const __m256i dots =
+          _mm256_add_epi32(q4_0_interleaved_dots<Isa>(gb, first, second), _mm256_set1_epi32(-8 * isums[b]));
       const __m256 d = _mm256_cvtph_ps(load128(gb));
       acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dots), _mm256_mul_ps(d, _mm256_set1_ps(dx[b])), acc);
     }
@@ -216,21 +235,32 @@ void matvec_q4_0_interleaved(const MatmulProblem& p, const QuantizedActivations&
 
 // Shuffle masks for the int8 scales of an interleaved Q6_K super-block (four vectors, sub-blocks 4v..4v+3; byte
 // 4 (j % 4) + q of each 128-bit lane = sub-block j of row q or 4 + q), as sign-extended int16 operands:
-//   scale[j % 4]  (s_j, s_j) of the lane's row: the madd that scales sub-block j's pair sums
+//   scale[j % 4]  s_j of the lane's row, as SubBlockDots<Isa>::scaled takes it (pick_scale)
 //   pair[k]       (s_4v+2k, s_4v+2k+1) of the lane's row: the madd with the activation's 16-value sums
+template <class Isa>
 struct Q6KLaneMasks {
   __m256i scale[4], pair[2];
   Q6KLaneMasks() {
-    for (int m = 0; m < 4; ++m) scale[m] = lane_byte_pairs(4 * m, 4 * m, true);
-    for (int k = 0; k < 2; ++k) pair[k] = lane_byte_pairs(8 * k, 8 * k + 4, true);
+    for (int m = 0; m < 4; ++m) {
+      scale[m] = Isa::kWideUnsigned ? lane_mask({-1, -1, -1, 4 * m}) : lane_mask({-1, 4 * m, -1, 4 * m});
+    }
+    for (int k = 0; k < 2; ++k) pair[k] = lane_mask({-1, 8 * k, -1, 8 * k + 4});
   }
-  static __m256i pick(__m256i scales, __m256i mask) { return _mm256_srai_epi16(_mm256_shuffle_epi8(scales, mask), 8); }
+  // The signed scales a mask picked, sign-extended from the top byte of each int16 (or, for scale with VNNI, int32).
+  static __m256i pick16(__m256i scales, __m256i mask) {
+    return _mm256_srai_epi16(_mm256_shuffle_epi8(scales, mask), 8);
+  }
+  __m256i pick_scale(__m256i scales, int m) const {
+    if constexpr (Isa::kWideUnsigned) return _mm256_srai_epi32(_mm256_shuffle_epi8(scales, scale[m]), 24);
+    return pick16(scales, scale[m]);
+  }
 };
 
 // One interleaved super-block `gb` of 8 rows against one token's q8_K block x: lane r = the row's
 // sum_j s_j (codes_j . x_j - 32 sum x_j), the I of Q6KFormat::sums. Codes are 0..63, so a maddubs pair is at most
 // 2 x 63 x 128 = 16128 and two of them fit an int16: each 16-value sub-block is two int16 sums, widened by madd.
-inline __m256i q6k_interleaved_sums(const uint8_t* gb, const BlockQ8K& x, const Q6KLaneMasks& masks) {
+template <class Isa>
+inline __m256i q6k_interleaved_sums(const uint8_t* gb, const BlockQ8K& x, const Q6KLaneMasks<Isa>& masks) {
   const __m256i low4 = _mm256_set1_epi8(0x0F), top2 = _mm256_set1_epi8(0x30);
   const uint8_t* codes = gb + 144;
   __m256i I = _mm256_setzero_si256(), offsets = _mm256_setzero_si256();
@@ -250,19 +280,21 @@ inline __m256i q6k_interleaved_sums(const uint8_t* gb, const BlockQ8K& x, const 
       const __m256i c2 = _mm256_or_si256(_mm256_and_si256(n23, low4), _mm256_and_si256(high, top2));
       const __m256i c3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(n23, 4), low4),
                                          _mm256_and_si256(_mm256_srli_epi16(high, 2), top2));
-      const __m256i p01 =
-          _mm256_add_epi16(_mm256_maddubs_epi16(c0, _mm256_set1_epi32(static_cast<int>(u32_at(xq)))),
-                           _mm256_maddubs_epi16(c1, _mm256_set1_epi32(static_cast<int>(u32_at(xq + 4)))));
-      const __m256i p23 =
-          _mm256_add_epi16(_mm256_maddubs_epi16(c2, _mm256_set1_epi32(static_cast<int>(u32_at(xq + 8)))),
-                           _mm256_maddubs_epi16(c3, _mm256_set1_epi32(static_cast<int>(u32_at(xq + 12)))));
-      const __m256i s = Q6KLaneMasks::pick(scales, masks.scale[m]);
-      I = _mm256_add_epi32(I, _mm256_add_epi32(_mm256_madd_epi16(p01, s), _mm256_madd_epi16(p23, s)));
+      // Two maddubs pairs fit an int16 (2 x 16128); four do not: two sums without VNNI.
+      SubBlockDots<Isa> d01, d23;
+      d01.add(c0, _mm256_set1_epi32(static_cast<int>(u32_at(xq))));
+      d01.add(c1, _mm256_set1_epi32(static_cast<int>(u32_at(xq + 4))));
+      SubBlockDots<Isa>& rest = Isa::kWideUnsigned ? d01 : d23;
+      rest.add(c2, _mm256_set1_epi32(static_cast<int>(u32_at(xq + 8))));
+      rest.add(c3, _mm256_set1_epi32(static_cast<int>(u32_at(xq + 12))));
+      const __m256i s = masks.pick_scale(scales, m);
+      I = _mm256_add_epi32(I, d01.scaled(s));
+      if constexpr (!Isa::kWideUnsigned) I = _mm256_add_epi32(I, d23.scaled(s));
     }
     for (int k = 0; k < 2; ++k) {
-      const __m256i x_pair =
-          _mm256_set1_epi32(static_cast<int>(u32_at(reinterpret_cast<const uint8_t*>(x.bsums + 4 * v + 2 * k))));
-      offsets = _mm256_add_epi32(offsets, _mm256_madd_epi16(Q6KLaneMasks::pick(scales, masks.pair[k]), x_pair));
+      const auto* sums = reinterpret_cast<const uint8_t*>(x.bsums + 4 * v + 2 * k);
+      const __m256i x_pair = _mm256_set1_epi32(static_cast<int>(u32_at(sums)));
+      offsets = _mm256_add_epi32(offsets, _mm256_madd_epi16(Q6KLaneMasks<Isa>::pick16(scales, masks.pair[k]), x_pair));
     }
   }
   return _mm256_sub_epi32(I, _mm256_slli_epi32(offsets, 5));
@@ -273,14 +305,14 @@ inline __m256i q6k_interleaved_sums(const uint8_t* gb, const BlockQ8K& x, const 
 template <class Isa>
 void matvec_q6k_interleaved(const MatmulProblem& p, const QuantizedActivations& a, size_t row_begin, size_t row_end) {
   const size_t nsb = p.n_cols / kquant::kSuperBlock;
-  const Q6KLaneMasks masks;
+  const Q6KLaneMasks<Isa> masks;
   for_row_groups(p, row_begin, row_end, nsb * kQ6KInterleavedBlockBytes, [&](const uint8_t* group, size_t t) {
     const BlockQ8K* x = a.q8k_row(t);
     __m256 acc = _mm256_setzero_ps();
     for (size_t sb = 0; sb < nsb; ++sb) {
       const uint8_t* gb = group + sb * kQ6KInterleavedBlockBytes;
       if (t == 0) prefetch_ahead(p, gb, kQ6KInterleavedBlockBytes);
-      const __m256i I = q6k_interleaved_sums(gb, x[sb], masks);
+      const __m256i I = q6k_interleaved_sums<Isa>(gb, x[sb], masks);
       const __m256 d = _mm256_cvtph_ps(load128(gb));
       acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(I), _mm256_mul_ps(d, _mm256_set1_ps(x[sb].d)), acc);
     }
@@ -288,89 +320,104 @@ void matvec_q6k_interleaved(const MatmulProblem& p, const QuantizedActivations& 
   });
 }
 
-// ---- decoding one row for the tiled kernels -----------------------------------------------------------
+// ---- decoding rows for the tiled kernels ----------------------------------------------------------------
+// The prompt kernels take 4 rows at a time; 4 rows of a group are one 128-bit half of every code vector
+// (rows 4h..4h+3), so a tile's rows are decoded together: the 4 rows' 32-bit words of 4 vectors are transposed
+// in registers (no gathers), then split into codes in value order.
 
-// The 4-byte code words of one row at `offsets` (a word per 32-bit lane: value 8i..8i+3 in the low nibbles,
-// 8i+4..8i+7 in the high ones) as 64 codes in value order, two vectors.
-inline void lane_words_to_codes(__m256i words, uint8_t* codes) {
-  const __m256i low4 = _mm256_set1_epi8(0x0F);
-  const __m256i lo = _mm256_and_si256(words, low4);
-  const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(words, 4), low4);
-  const __m256i a = _mm256_unpacklo_epi32(lo, hi);  // words 0, 1 | 4, 5
-  const __m256i b = _mm256_unpackhi_epi32(lo, hi);  // words 2, 3 | 6, 7
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(codes), _mm256_permute2x128_si256(a, b, 0x20));
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(codes + 32), _mm256_permute2x128_si256(a, b, 0x31));
+// Where one decoded row goes: the row's codes, block scales and integer scales, from block (or super-block) 0.
+struct DecodedRowOut {
+  uint8_t* codes;
+  float* d;
+  float* off;
+  int32_t* scales;
+  int32_t* coefs;
+};
+
+// w[i] word q -> w[q] word i (a 4 x 4 transpose of 32-bit words).
+inline void transpose_words(__m128i (&w)[4]) {
+  const __m128i t0 = _mm_unpacklo_epi32(w[0], w[1]), t1 = _mm_unpacklo_epi32(w[2], w[3]);
+  const __m128i t2 = _mm_unpackhi_epi32(w[0], w[1]), t3 = _mm_unpackhi_epi32(w[2], w[3]);
+  w[0] = _mm_unpacklo_epi64(t0, t1);
+  w[1] = _mm_unpackhi_epi64(t0, t1);
+  w[2] = _mm_unpacklo_epi64(t2, t3);
+  w[3] = _mm_unpackhi_epi64(t2, t3);
 }
 
-// Row `lane` of an interleaved Q4_K super-block as Q4KFormat::unpack gives it from the file's block: codes
-// [256] in value order, scales [8], min pairs [4], d, -dmin.
-inline void q4k_unpack_interleaved(const uint8_t* gb, size_t lane, uint8_t* codes, int32_t* scales, int32_t* coefs,
-                                   float& d, float& neg_dmin) {
-  d = half_at(gb + 2 * lane);
-  neg_dmin = -half_at(gb + 16 + 2 * lane);
-  // Sub-block j's scale of this row is at byte 16 (lane / 4) + 4 (j % 4) + lane % 4 of the 32-byte arrays: the
-  // low nibble for j < 4, the high one for j >= 4; its top bits at 2 (j / 4) (mins: 4 + 2 (j / 4)).
-  uint8_t mins[8];
-  for (int m = 0; m < 4; ++m) {
-    const size_t at = 16 * (lane / 4) + 4 * m + lane % 4;
-    const uint8_t ls = gb[32 + at], lm = gb[64 + at], h = gb[96 + at];
-    scales[m] = (ls & 15) | (h & 3) << 4;
-    scales[m + 4] = (ls >> 4) | ((h >> 2) & 3) << 4;
-    mins[m] = static_cast<uint8_t>((lm & 15) | ((h >> 4) & 3) << 4);
-    mins[m + 4] = static_cast<uint8_t>((lm >> 4) | ((h >> 6) & 3) << 4);
-  }
-  for (int k = 0; k < 4; ++k) coefs[k] = int16_pair(mins[2 * k], mins[2 * k + 1]);
-  // The row's words of sub-blocks j, j + 1: quarters at 32 bytes apart, sub-blocks at 128.
-  const __m256i offsets = _mm256_setr_epi32(0, 8, 16, 24, 32, 40, 48, 56);  // in 4-byte units
-  const auto* base = reinterpret_cast<const int*>(gb + 128 + 4 * lane);
-  for (int j = 0; j < 8; j += 2) {
-    lane_words_to_codes(_mm256_i32gather_epi32(base + 32 * j, offsets, 4), codes + 32 * j);
-  }
-}
-
-// Row `lane` of an interleaved Q4_0 block: its 32 codes in value order and d.
-inline void q4_0_unpack_interleaved(const uint8_t* gb, size_t lane, uint8_t* codes, float& d) {
-  d = half_at(gb + 2 * lane);
-  const __m256i low4 = _mm256_set1_epi8(0x0F);
-  const auto* base = reinterpret_cast<const int*>(gb + 16 + 4 * lane);
-  const __m128i words = _mm_i32gather_epi32(base, _mm_setr_epi32(0, 8, 16, 24), 4);
-  const __m256i both = _mm256_castsi128_si256(words);
-  const __m128i lo = _mm256_castsi256_si128(_mm256_and_si256(both, low4));
-  const __m128i hi = _mm256_castsi256_si128(_mm256_and_si256(_mm256_srli_epi16(both, 4), low4));
+// 4 code words of one row (word i: values 8i..8i+3 in the low nibbles, 8i+4..8i+7 in the high ones) as 32 codes
+// in value order.
+inline void nibble_words_to_codes(__m128i words, uint8_t* codes) {
+  const __m128i low4 = _mm_set1_epi8(0x0F);
+  const __m128i lo = _mm_and_si128(words, low4), hi = _mm_and_si128(_mm_srli_epi16(words, 4), low4);
   _mm_storeu_si128(reinterpret_cast<__m128i*>(codes), _mm_unpacklo_epi32(lo, hi));
   _mm_storeu_si128(reinterpret_cast<__m128i*>(codes + 16), _mm_unpackhi_epi32(lo, hi));
 }
 
-// Row `lane` of an interleaved Q6_K super-block as Q6KFormat::unpack gives it from the file's block: codes [256]
-// in value order (0..63), scales [16], scale pairs [8], d, -dmin (0: no min).
-inline void q6k_unpack_interleaved(const uint8_t* gb, size_t lane, uint8_t* codes, int32_t* scales, int32_t* coefs,
-                                   float& d, float& neg_dmin) {
-  d = half_at(gb + 2 * lane);
-  neg_dmin = 0;
-  const auto* sc = reinterpret_cast<const int8_t*>(gb + 16);
-  for (int j = 0; j < 16; ++j) scales[j] = sc[interleaved_scale_slot(j, static_cast<int>(lane))];
-  for (int k = 0; k < 8; ++k) coefs[k] = int16_pair(scales[2 * k], scales[2 * k + 1]);
-  const __m128i two = _mm_set1_epi8(3);
-  // Four sub-blocks (64 values) at a time: the row's low-bit words (two per sub-block, 96 bytes apart per
-  // sub-block) in value order, then the top bits of its four high words, transposed so that the bits of values
-  // 16j + 4i..16j + 4i + 3 (at bit 2i of the word of sub-block j) land on their codes.
-  const __m256i low_words = _mm256_setr_epi32(0, 8, 24, 32, 48, 56, 72, 80);  // in 4-byte units
-  const __m128i high_words = _mm_setr_epi32(16, 40, 64, 88);
-  const auto* base = reinterpret_cast<const int*>(gb + 144 + 4 * lane);
-  for (int j = 0; j < 16; j += 4) {
-    uint8_t* out = codes + 16 * j;
-    lane_words_to_codes(_mm256_i32gather_epi32(base + 24 * j, low_words, 4), out);
-    const __m128i high = _mm_i32gather_epi32(base + 24 * j, high_words, 4);
-    __m128i t[4];
-    for (int i = 0; i < 4; ++i) t[i] = _mm_and_si128(_mm_srli_epi16(high, 2 * i), two);
-    const __m128i t01lo = _mm_unpacklo_epi32(t[0], t[1]), t23lo = _mm_unpacklo_epi32(t[2], t[3]);
-    const __m128i t01hi = _mm_unpackhi_epi32(t[0], t[1]), t23hi = _mm_unpackhi_epi32(t[2], t[3]);
-    const __m128i per_sub[4] = {_mm_unpacklo_epi64(t01lo, t23lo), _mm_unpackhi_epi64(t01lo, t23lo),
-                                _mm_unpacklo_epi64(t01hi, t23hi), _mm_unpackhi_epi64(t01hi, t23hi)};
-    for (int q = 0; q < 4; ++q) {
-      auto* at = reinterpret_cast<__m128i*>(out + 16 * q);
-      _mm_storeu_si128(at, _mm_or_si128(_mm_loadu_si128(at), _mm_slli_epi16(per_sub[q], 4)));
+// Half h (rows 4h..4h+3) of the 4 code vectors at `at`, 32 bytes apart, transposed: word i of row q in w[q].
+inline void quad_words(const uint8_t* at, int h, __m128i (&w)[4]) {
+  for (int i = 0; i < 4; ++i) w[i] = load128(at + 32 * i + 16 * h);
+  transpose_words(w);
+}
+
+// Q4_K: rows 4h..4h+3 of interleaved super-block sb (at gb) as Q4KFormat::unpack gives them from the file's blocks.
+inline void q4k_unpack_interleaved_quad(const uint8_t* gb, int h, size_t sb, const DecodedRowOut (&out)[4]) {
+  for (int q = 0; q < 4; ++q) {
+    const size_t lane = 4 * static_cast<size_t>(h) + static_cast<size_t>(q);
+    int32_t* scales = out[q].scales + 8 * sb;
+    out[q].d[sb] = half_at(gb + 2 * lane);
+    out[q].off[sb] = -half_at(gb + 16 + 2 * lane);
+    // Sub-block j's scale of this row is at byte 16 h + 4 (j % 4) + q of the 32-byte arrays: the low nibble
+    // for j < 4, the high one for j >= 4; its top bits at 2 (j / 4) (mins: 4 + 2 (j / 4)).
+    uint8_t mins[8];
+    for (int m = 0; m < 4; ++m) {
+      const size_t at = 16 * static_cast<size_t>(h) + 4 * static_cast<size_t>(m) + static_cast<size_t>(q);
+      const uint8_t ls = gb[32 + at], lm = gb[64 + at], top = gb[96 + at];
+      scales[m] = (ls & 15) | (top & 3) << 4;
+      scales[m + 4] = (ls >> 4) | ((top >> 2) & 3) << 4;
+      mins[m] = static_cast<uint8_t>((lm & 15) | ((top >> 4) & 3) << 4);
+      mins[m + 4] = static_cast<uint8_t>((lm >> 4) | ((top >> 6) & 3) << 4);
     }
+    for (int k = 0; k < 4; ++k) out[q].coefs[4 * sb + k] = int16_pair(mins[2 * k], mins[2 * k + 1]);
+  }
+  for (int j = 0; j < 8; ++j) {
+    __m128i w[4];
+    quad_words(gb + 128 + 128 * j, h, w);
+    for (int q = 0; q < 4; ++q) nibble_words_to_codes(w[q], out[q].codes + 256 * sb + 32 * j);
+  }
+}
+
+// Q4_0: rows 4h..4h+3 of interleaved block b (at gb): codes and d.
+inline void q4_0_unpack_interleaved_quad(const uint8_t* gb, int h, size_t b, const DecodedRowOut (&out)[4]) {
+  for (int q = 0; q < 4; ++q) out[q].d[b] = half_at(gb + 2 * (4 * h + q));
+  __m128i w[4];
+  quad_words(gb + 16, h, w);
+  for (int q = 0; q < 4; ++q) nibble_words_to_codes(w[q], out[q].codes + 32 * b);
+}
+
+// Q6_K: rows 4h..4h+3 of interleaved super-block sb (at gb) as Q6KFormat::unpack gives them: codes 0..63,
+// scales [16], scale pairs [8], d, and -dmin 0 (no min).
+inline void q6k_unpack_interleaved_quad(const uint8_t* gb, int h, size_t sb, const DecodedRowOut (&out)[4]) {
+  const auto* sc = reinterpret_cast<const int8_t*>(gb + 16);
+  for (int q = 0; q < 4; ++q) {
+    const int lane = 4 * h + q;
+    int32_t* scales = out[q].scales + 16 * sb;
+    out[q].d[sb] = half_at(gb + 2 * lane);
+    out[q].off[sb] = 0;
+    for (int j = 0; j < 16; ++j) scales[j] = sc[interleaved_scale_slot(j, lane)];
+    for (int k = 0; k < 8; ++k) out[q].coefs[8 * sb + k] = int16_pair(scales[2 * k], scales[2 * k + 1]);
+  }
+  const __m128i low4 = _mm_set1_epi8(0x0F), top2 = _mm_set1_epi8(0x30);
+  for (int j = 0; j < 16; ++j) {
+    const uint8_t* c = gb + 144 + 96 * j + 16 * h;
+    const __m128i n01 = load128(c), n23 = load128(c + 32), high = load128(c + 64);
+    // Word q of w[i]: row q's values 16j + 4i..16j + 4i + 3, as the matrix-vector kernel builds them.
+    __m128i w[4] = {
+        _mm_or_si128(_mm_and_si128(n01, low4), _mm_and_si128(_mm_slli_epi16(high, 4), top2)),
+        _mm_or_si128(_mm_and_si128(_mm_srli_epi16(n01, 4), low4), _mm_and_si128(_mm_slli_epi16(high, 2), top2)),
+        _mm_or_si128(_mm_and_si128(n23, low4), _mm_and_si128(high, top2)),
+        _mm_or_si128(_mm_and_si128(_mm_srli_epi16(n23, 4), low4), _mm_and_si128(_mm_srli_epi16(high, 2), top2))};
+    transpose_words(w);
+    for (int q = 0; q < 4; ++q) _mm_storeu_si128(reinterpret_cast<__m128i*>(out[q].codes + 256 * sb + 16 * j), w[q]);
   }
 }
 

@@ -167,32 +167,60 @@ void tile_q8(const DecodedRows<R>& w, const TokenTile<NV>& x, size_t nb, float (
   }
 }
 
+// Rows [r0, r0 + nr) of an interleaved matrix decoded into rows[0..nr): the 4 rows of a half group at a time
+// (unpack_quad(group block, half, block index, outs) for each of n_blocks blocks of block_bytes), rows of a
+// quad that the tile does not take into `sink`.
+template <class UnpackQuad>
+void decode_interleaved_rows(const uint8_t* weights, size_t row_bytes, size_t r0, size_t nr, size_t n_blocks,
+                             size_t block_bytes, const DecodedRowOut* rows, const DecodedRowOut& sink,
+                             UnpackQuad unpack_quad) {
+  for (size_t row = r0; row < r0 + nr;) {
+    const size_t first = row / 4 * 4, end = std::min(first + 4, r0 + nr);
+    DecodedRowOut out[4];
+    for (size_t q = 0; q < 4; ++q) out[q] = first + q >= row && first + q < end ? rows[first + q - r0] : sink;
+    const uint8_t* group = weights + first / kInterleavedRows * kInterleavedRows * row_bytes;
+    const int half = static_cast<int>(first % kInterleavedRows / 4);
+    for (size_t b = 0; b < n_blocks; ++b) unpack_quad(group + b * block_bytes, half, b, out);
+    row = end;
+  }
+}
+
+// A per-thread row for decode_interleaved_rows's rows that no tile takes.
+inline DecodedRowOut decode_sink(size_t n_cols) {
+  thread_local DecodeBuffer sink;
+  sink.reserve(1, n_cols);
+  return {sink.codes(), sink.d(), sink.off(), sink.scales(), sink.coefs()};
+}
+
 // Decodes rows [r0, r0 + nr) of 32-value format F into buf, from its row `slot` on.
 template <class Isa, class F, int R>
 DecodedRows<R> decode_rows_q8(const uint8_t* weights, size_t row_bytes, WeightLayout layout, size_t r0, size_t nr,
                               size_t n_cols, DecodeBuffer& buf, size_t slot) {
   const size_t nb = n_cols / 32;
   DecodedRows<R> rows;
+  DecodedRowOut outs[R];
   for (size_t r = 0; r < nr; ++r) {
-    const uint8_t* row = weights + (r0 + r) * row_bytes;
-    uint8_t* codes = buf.codes() + (slot + r) * n_cols;
-    float* d = buf.d() + (slot + r) * nb;
-    float* off = buf.off() + (slot + r) * nb;
-    rows.codes[r] = codes;
-    rows.d[r] = d;
-    rows.off[r] = off;
+    outs[r] = {buf.codes() + (slot + r) * n_cols, buf.d() + (slot + r) * nb, buf.off() + (slot + r) * nb, nullptr,
+               nullptr};
+    rows.codes[r] = outs[r].codes;
+    rows.d[r] = outs[r].d;
+    rows.off[r] = outs[r].off;
     rows.scales[r] = nullptr;
     rows.coefs[r] = nullptr;
-    if constexpr (kInterleaves<F>) {
-      if (layout == WeightLayout::interleaved8) {
-        const uint8_t* group = weights + (r0 + r) / kInterleavedRows * kInterleavedRows * row_bytes;
-        for (size_t b = 0; b < nb; ++b) {
-          q4_0_unpack_interleaved(group + b * kQ4_0InterleavedBlockBytes, (r0 + r) % kInterleavedRows, codes + 32 * b,
-                                  d[b]);
-        }
-        continue;
-      }
+  }
+  repeat_last_row(rows, nr);
+  if constexpr (kInterleaves<F>) {
+    if (layout == WeightLayout::interleaved8) {
+      decode_interleaved_rows(weights, row_bytes, r0, nr, nb, kQ4_0InterleavedBlockBytes, outs, decode_sink(n_cols),
+                              q4_0_unpack_interleaved_quad);
+      return rows;
     }
+  }
+  for (size_t r = 0; r < nr; ++r) {
+    const uint8_t* row = weights + (r0 + r) * row_bytes;
+    uint8_t* codes = outs[r].codes;
+    float* d = outs[r].d;
+    float* off = outs[r].off;
     for (size_t b = 0; b < nb; ++b) {
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(codes + 32 * b), F::template codes<Isa>(row + b * F::kBytes));
     }
@@ -207,7 +235,6 @@ DecodedRows<R> decode_rows_q8(const uint8_t* weights, size_t row_bytes, WeightLa
       if constexpr (F::kHasMin) off[b] = half_at(row + b * F::kBytes + 2);
     }
   }
-  repeat_last_row(rows, nr);
   return rows;
 }
 
@@ -291,35 +318,32 @@ DecodedRows<R> decode_rows_q8k(const uint8_t* weights, size_t row_bytes, WeightL
   constexpr size_t kPairs = F::template kPairValues<Isa> ? 256 / F::template kPairValues<Isa> : 8;
   const size_t nsb = n_cols / 256;
   DecodedRows<R> rows;
+  DecodedRowOut outs[R];
   for (size_t r = 0; r < nr; ++r) {
-    uint8_t* codes = buf.codes() + (slot + r) * n_cols;
-    float* d = buf.d() + (slot + r) * nsb;
-    float* off = buf.off() + (slot + r) * nsb;
-    int32_t* scales = buf.scales() + (slot + r) * nsb * kSubs;
-    int32_t* coefs = buf.coefs() + (slot + r) * nsb * kPairs;
-    const size_t row = r0 + r;
-    for (size_t sb = 0; sb < nsb; ++sb) {
-      if constexpr (kInterleaves<F>) {
-        if (layout == WeightLayout::interleaved8) {
-          const uint8_t* group = weights + row / kInterleavedRows * kInterleavedRows * row_bytes;
-          constexpr bool kQ6K = std::is_same_v<F, Q6KFormat>;
-          constexpr size_t kBlockBytes = kQ6K ? kQ6KInterleavedBlockBytes : kQ4KInterleavedBlockBytes;
-          constexpr auto unpack = kQ6K ? q6k_unpack_interleaved : q4k_unpack_interleaved;
-          unpack(group + sb * kBlockBytes, row % kInterleavedRows, codes + 256 * sb, scales + kSubs * sb,
-                 coefs + kPairs * sb, d[sb], off[sb]);
-          continue;
-        }
-      }
-      F::template unpack<Isa>(weights + row * row_bytes + sb * F::kBytes, codes + 256 * sb, scales + kSubs * sb,
-                              coefs + kPairs * sb, d[sb], off[sb]);
-    }
-    rows.codes[r] = codes;
-    rows.d[r] = d;
-    rows.off[r] = off;
-    rows.scales[r] = scales;
-    rows.coefs[r] = coefs;
+    outs[r] = {buf.codes() + (slot + r) * n_cols, buf.d() + (slot + r) * nsb, buf.off() + (slot + r) * nsb,
+               buf.scales() + (slot + r) * nsb * kSubs, buf.coefs() + (slot + r) * nsb * kPairs};
+    rows.codes[r] = outs[r].codes;
+    rows.d[r] = outs[r].d;
+    rows.off[r] = outs[r].off;
+    rows.scales[r] = outs[r].scales;
+    rows.coefs[r] = outs[r].coefs;
   }
   repeat_last_row(rows, nr);
+  if constexpr (kInterleaves<F>) {
+    if (layout == WeightLayout::interleaved8) {
+      constexpr bool kQ6K = std::is_same_v<F, Q6KFormat>;
+      constexpr size_t kBlockBytes = kQ6K ? kQ6KInterleavedBlockBytes : kQ4KInterleavedBlockBytes;
+      constexpr auto unpack_quad = kQ6K ? q6k_unpack_interleaved_quad : q4k_unpack_interleaved_quad;
+      decode_interleaved_rows(weights, row_bytes, r0, nr, nsb, kBlockBytes, outs, decode_sink(n_cols), unpack_quad);
+      return rows;
+    }
+  }
+  for (size_t r = 0; r < nr; ++r) {
+    for (size_t sb = 0; sb < nsb; ++sb) {
+      F::template unpack<Isa>(weights + (r0 + r) * row_bytes + sb * F::kBytes, outs[r].codes + 256 * sb,
+                              outs[r].scales + kSubs * sb, outs[r].coefs + kPairs * sb, outs[r].d[sb], outs[r].off[sb]);
+    }
+  }
   return rows;
 }
 
