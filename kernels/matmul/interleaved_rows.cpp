@@ -84,6 +84,14 @@ void interleave_q4_0_block(const uint8_t* const (&blocks)[kInterleavedRows], uin
   }
 }
 
+// Q8_0 (34 bytes: f16 d, int8 qs[32]): quarter-pair i is qs[4i..4i+4).
+void interleave_q8_0_block(const uint8_t* const (&blocks)[kInterleavedRows], uint8_t* out) {
+  for (int r = 0; r < 8; ++r) {
+    std::memcpy(out + 2 * r, blocks[r], 2);
+    for (int i = 0; i < 8; ++i) std::memcpy(out + 16 + 32 * i + 4 * r, blocks[r] + 2 + 4 * i, 4);
+  }
+}
+
 // Q6_K (210 bytes: ql[128], qh[64], int8 scales[16], f16 d). Value v of half h = v / 128, quarter k = v % 128 / 32,
 // l = v % 32: low 4 bits in nibble k / 2 of ql[64h + 32 (k % 2) + l], top 2 bits at bit 2k of qh[32h + l].
 struct Q6KCodeBits {
@@ -154,8 +162,10 @@ const InterleavedFormat* interleaved_format(GgmlType type) {
   static constexpr InterleavedFormat kQ4K{144, interleave_q4k_block, q4k_block_of_lane};
   static constexpr InterleavedFormat kQ4_0{18, interleave_q4_0_block, q4_0_block_of_lane};
   static constexpr InterleavedFormat kQ6K{210, interleave_q6k_block, q6k_block_of_lane};
+  static constexpr InterleavedFormat kQ8_0{34, interleave_q8_0_block, q8_0_block_of_lane};
   if (type == GgmlType::Q4_K) return &kQ4K;
   if (type == GgmlType::Q6_K) return &kQ6K;
+  if (type == GgmlType::Q8_0) return &kQ8_0;
   if (type == GgmlType::Q4_0) return &kQ4_0;
   return nullptr;
 }
@@ -200,6 +210,11 @@ void q4_0_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block)
   std::memcpy(block, group_block + 2 * lane, 2);
   std::memset(block + 2, 0, 16);
   for (int i = 0; i < 4; ++i) file_codes(u32_at(group_block + 16 + 32 * i + 4 * lane), i >= 2, block + 2 + 8 * (i % 2));
+}
+
+void q8_0_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block) {
+  std::memcpy(block, group_block + 2 * lane, 2);
+  for (int i = 0; i < 8; ++i) std::memcpy(block + 2 + 4 * i, group_block + 16 + 32 * i + 4 * lane, 4);
 }
 
 void q6k_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block) {

@@ -45,6 +45,7 @@ inline constexpr size_t kInterleavedRows = 8;
 inline constexpr size_t kQ4KInterleavedBlockBytes = 8 * 144;
 inline constexpr size_t kQ4_0InterleavedBlockBytes = 8 * 18;
 inline constexpr size_t kQ6KInterleavedBlockBytes = 8 * 210;
+inline constexpr size_t kQ8_0InterleavedBlockBytes = 8 * 34;
 
 // Whether weights of `type` have an interleaved layout.
 bool has_interleaved_layout(GgmlType type);
@@ -63,10 +64,11 @@ Status interleave_rows(GgmlType type, std::span<const std::byte> rows, size_t n_
                        std::span<std::byte> out);
 
 // Row `lane` (0-7) of one interleaved block of 8 rows, as the bytes of its block in the file (Q4_K: 144,
-// Q4_0: 18, Q6_K: 210).
+// Q4_0: 18, Q6_K: 210, Q8_0: 34).
 void q4k_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block);
 void q4_0_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block);
 void q6k_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block);
+void q8_0_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block);
 
 // The file's layout again, from the interleaved one (the inverse of interleave_rows).
 Status deinterleave_rows(GgmlType type, std::span<const std::byte> interleaved, size_t n_rows, size_t n_cols,

@@ -1,4 +1,4 @@
-// Weights repacked at load (Model::load's `repack`, kernels/matmul/interleaved_rows.h): the Q4_K, Q6_K and Q4_0
+// Weights repacked at load (Model::load's `repack`, kernels/matmul/interleaved_rows.h): the Q4_K, Q6_K, Q4_0, Q8_0
 // matrices that a kernel reads interleaved are repacked into memory the Model owns, their bytes the file's in another
 // order; token_embd, the other types and a model loaded with repack off stay in the file's bytes; the logits are the
 // same bits either way, for prompts (tiled kernels), a few tokens and one-token steps; and a model repacked
@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "engine/context/context.h"
@@ -79,24 +80,41 @@ std::vector<float> logits_of(const Model& model, unsigned threads) {
   return all;
 }
 
-TEST(RepackedWeights, LogitsAreTheSameBitsAsFromTheFileLayout) {
-  auto repacked = Model::load(fixture("fixture-llama-Q4_K_M.gguf"));
-  auto plain = Model::load(fixture("fixture-llama-Q4_K_M.gguf"), {.repack = false});
+// llama.cpp's quantizations of the fixture model: Q4_K_M (Q4_K and Q6_K), Q4_0 and Q8_0 files.
+class RepackedFixture : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RepackedFixture, LogitsAreTheSameBitsAsFromTheFileLayout) {
+  auto repacked = Model::load(fixture(GetParam()));
+  auto plain = Model::load(fixture(GetParam()), {.repack = false});
   ASSERT_TRUE(repacked.ok() && plain.ok());
   if (repacked->interleaved_bytes() == 0) GTEST_SKIP() << "no kernel on this CPU reads the interleaved layout";
   for (unsigned threads : {1u, 2u, 3u}) EXPECT_EQ(logits_of(*repacked, threads), logits_of(*plain, 1)) << threads;
 }
 
-TEST(RepackedWeights, Q4_0LogitsAreTheSameBitsAsFromTheFileLayout) {
-  auto bytes = test::synth_tiny(ModelArch::Llama, "q4_0", /*pure=*/true);
+INSTANTIATE_TEST_SUITE_P(Files, RepackedFixture,
+                         ::testing::Values("fixture-llama-Q4_K_M.gguf", "fixture-llama-Q4_0.gguf",
+                                           "fixture-llama-Q8_0.gguf"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           return name.substr(14, name.size() - 14 - 5);  // fixture-llama-X.gguf -> X
+                         });
+
+// Files of one type throughout (no Q6_K output), every matrix repacked.
+class RepackedPure : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RepackedPure, LogitsAreTheSameBitsAsFromTheFileLayout) {
+  auto bytes = test::synth_tiny(ModelArch::Llama, GetParam(), /*pure=*/true);
   ASSERT_TRUE(bytes.ok()) << bytes.error().message;
-  auto plain = Model::from_bytes(*bytes, "q4_0", {.repack = false});
-  auto repacked = Model::from_bytes(std::move(*bytes), "q4_0");
+  auto plain = Model::from_bytes(*bytes, GetParam(), {.repack = false});
+  auto repacked = Model::from_bytes(std::move(*bytes), GetParam());
   ASSERT_TRUE(repacked.ok() && plain.ok());
   if (repacked->interleaved_bytes() == 0) GTEST_SKIP() << "no kernel on this CPU reads the interleaved layout";
   EXPECT_EQ(plain->interleaved_bytes(), 0u);
   for (unsigned threads : {1u, 2u}) EXPECT_EQ(logits_of(*repacked, threads), logits_of(*plain, 1)) << threads;
 }
+
+INSTANTIATE_TEST_SUITE_P(Types, RepackedPure, ::testing::Values("q4_0", "q8_0"),
+                         [](const auto& info) { return std::string(info.param); });
 
 TEST(RepackedWeights, AKernelThatCannotReadTheLayoutIsAnError) {
   auto bytes = test::synth_tiny(ModelArch::Llama, "q4_k_m");

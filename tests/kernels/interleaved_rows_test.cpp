@@ -1,4 +1,4 @@
-// Weights interleaved at load (kernels/matmul/interleaved_rows.h), Q4_K, Q4_0 and Q6_K:
+// Weights interleaved at load (kernels/matmul/interleaved_rows.h), Q4_K, Q6_K, Q4_0 and Q8_0:
 //  - the layout round-trips to the file's bytes, block by block and whole matrices, and keeps each group of 8
 //    rows at its place;
 //  - bad shapes are errors that name the type and the sizes;
@@ -97,9 +97,9 @@ TEST(InterleavedRows, BadShapesAreErrors) {
   EXPECT_NE(s.error().message.find("12 rows"), std::string::npos) << s.error().message;
   EXPECT_NE(s.error().message.find("multiple of 8"), std::string::npos) << s.error().message;
 
-  s = interleave_rows(GgmlType::Q8_0, std::span(rows).first(8 * 272), 8, 256, out);
+  s = interleave_rows(GgmlType::Q5_K, std::span(rows).first(8 * 176), 8, 256, out);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.error().message.find("q8_0"), std::string::npos) << s.error().message;
+  EXPECT_NE(s.error().message.find("q5_K"), std::string::npos) << s.error().message;
 
   s = interleave_rows(GgmlType::Q4_K, std::span(rows).first(8 * 144 - 1), 8, 256, out);
   ASSERT_FALSE(s.ok());
@@ -150,9 +150,10 @@ TEST_P(InterleavedTypes, KernelsGiveTheSameBitsAsFromTheFileLayout) {
   const GgmlType type = GetParam();
   const auto variants = interleaving_variants(type);
   if (variants.empty()) GTEST_SKIP() << "no matmul variant on this CPU reads the interleaved layout";
-  // Q4_0: 25 blocks, an odd last one (the activation codes of a pair of blocks are interleaved, the last not).
+  // Q4_0, Q8_0: 25 blocks, an odd last one (the activation codes of a pair of blocks are interleaved, the last
+  // not).
   constexpr size_t kRows = 40;
-  const size_t kCols = type == GgmlType::Q4_0 ? 800 : 768;
+  const size_t kCols = type == GgmlType::Q4_0 || type == GgmlType::Q8_0 ? 800 : 768;
   const auto rows = quantized_matrix(type, kRows, kCols, 11);
   const auto packed = interleaved(rows, kRows, kCols, type);
   for (const std::string& name : variants) {
@@ -172,7 +173,8 @@ TEST_P(InterleavedTypes, KernelsGiveTheSameBitsAsFromTheFileLayout) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Types, InterleavedTypes, ::testing::Values(GgmlType::Q4_K, GgmlType::Q4_0, GgmlType::Q6_K),
+INSTANTIATE_TEST_SUITE_P(Types, InterleavedTypes,
+                         ::testing::Values(GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::Q4_0, GgmlType::Q8_0),
                          [](const auto& info) { return std::string(ggml_type_name(info.param)); });
 
 TEST(InterleavedRows, Q4_0LanesRebuildTheirBlocks) {

@@ -507,7 +507,7 @@ void matmul_q8_act(const MatmulProblem& p, size_t row_begin, size_t row_end) {
   const QuantizedActivations& a = problem_activations(p);
   if (a.has_panels()) return matmul_tiled<Isa, Q8Tiles<Isa, F>>(p, a, row_begin, row_end);
   if constexpr (kInterleaves<F>) {
-    if (p.layout == WeightLayout::interleaved8) return matvec_q4_0_interleaved<Isa>(p, a, row_begin, row_end);
+    if (p.layout == WeightLayout::interleaved8) return matvec_q8_interleaved<Isa, F>(p, a, row_begin, row_end);
   }
   matvec_q8<Isa, F>(p, a, row_begin, row_end);
 }
@@ -537,7 +537,7 @@ template <class Isa>
 constexpr TypedKernel kIsaKernels[] = {
     {GgmlType::Q4_K, matmul_q8k_act<Isa, Q4KFormat>, true},
     {GgmlType::Q6_K, matmul_q8k_act<Isa, Q6KFormat>, true},
-    {GgmlType::Q8_0, matmul_q8_act<Isa, Q8_0Format>},
+    {GgmlType::Q8_0, matmul_q8_act<Isa, Q8_0Format>, true},
     {GgmlType::Q4_0, matmul_q8_act<Isa, Q4_0Format>, true},
     {GgmlType::F16, matmul_float_act<dot_f16>},
     {GgmlType::F32, matmul_float_act<dot_f32>},

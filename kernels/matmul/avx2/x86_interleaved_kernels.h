@@ -1,5 +1,5 @@
 #pragma once
-// The matrix-vector kernels of Q4_K, Q4_0 and Q6_K weights in the interleaved layout
+// The matrix-vector kernels of Q4_K, Q6_K, Q4_0 and Q8_0 weights in the interleaved layout
 // (kernels/matmul/interleaved_rows.h): each group of 8 rows is one contiguous run, its codes side by side in 32-bit
 // lanes (lane r = row r), so a vector of 4 activation codes broadcast to every lane multiplies 8 rows at once and no
 // row sums are reduced across lanes. The maddubs pair sums of a sub-block are added in int16 as far as they are exact
@@ -32,8 +32,8 @@ using kquant::BlockQ8K;
 
 // The formats with an interleaved layout (kernels/matmul/interleaved_rows.h).
 template <class F>
-inline constexpr bool kInterleaves =
-    std::is_same_v<F, Q4KFormat> || std::is_same_v<F, Q4_0Format> || std::is_same_v<F, Q6KFormat>;
+inline constexpr bool kInterleaves = std::is_same_v<F, Q4KFormat> || std::is_same_v<F, Q6KFormat> ||
+                                     std::is_same_v<F, Q4_0Format> || std::is_same_v<F, Q8_0Format>;
 
 // A shuffle mask that fills, in every 128-bit lane, byte k of 32-bit lane q with byte from[k] + q of the lane
 // (zero where from[k] < 0): e.g. {a, -1, b, -1} makes the int16 pair (byte a + q, byte b + q) zero-extended,
@@ -187,10 +187,10 @@ void matvec_q4k_interleaved(const MatmulProblem& p, const QuantizedActivations& 
   });
 }
 
-// ---- Q4_0 ----------------------------------------------------------------------------------------------
+// ---- Q4_0 and Q8_0 ---------------------------------------------------------------------------------------
 
-// One interleaved block `gb` of 8 rows against 32 activation codes, values 0-15 at `first`, 16-31 at `second`:
-// lane r = sum q x of row r (codes 0-15).
+// One interleaved Q4_0 block `gb` of 8 rows against 32 activation codes, values 0-15 at `first`, 16-31 at
+// `second`: lane r = sum q x of row r (codes 0-15).
 template <class Isa>
 inline __m256i q4_0_interleaved_dots(const uint8_t* gb, const int8_t* first, const int8_t* second) {
   const __m256i low4 = _mm256_set1_epi8(0x0F);
@@ -204,26 +204,44 @@ inline __m256i q4_0_interleaved_dots(const uint8_t* gb, const int8_t* first, con
   return dots.scaled(Isa::kWideUnsigned ? _mm256_set1_epi32(1) : _mm256_set1_epi16(1));
 }
 
-// As matvec_q4k_interleaved, for Q4_0: per block I = sum q x - 8 sum x, acc = fma(float(I), d dx, acc), as
-// Q4_0Format's matrix-vector kernels (x86_q8_formats.h) compute it.
+// The same for Q8_0 (signed codes): with VNNI the codes + 128 as unsigned (the caller adds -128 sum x, Q8_0Format's
+// kCodeOffset), without it the sign trick (dot_signed), as Q8_0Format's kernels take them.
 template <class Isa>
-void matvec_q4_0_interleaved(const MatmulProblem& p, const QuantizedActivations& a, size_t row_begin, size_t row_end) {
+inline __m256i q8_0_interleaved_dots(const uint8_t* gb, const int8_t* first, const int8_t* second) {
+  __m256i dots = _mm256_setzero_si256();
+  for (int i = 0; i < 8; ++i) {
+    const __m256i q = load256(gb + 16 + 32 * i);
+    const auto* x = reinterpret_cast<const uint8_t*>((i < 4 ? first : second) + 4 * (i % 4));
+    const __m256i xb = _mm256_set1_epi32(static_cast<int>(u32_at(x)));
+    dots = Isa::kWideUnsigned ? Isa::dot(dots, flip_sign_bits(q), xb) : dot_signed<Isa>(dots, q, xb);
+  }
+  return dots;
+}
+
+// As matvec_q4k_interleaved, for Q4_0 and Q8_0: per block I = sum q x + kCodeOffset sum x, acc = fma(float(I),
+// d dx, acc), as their matrix-vector kernels in the file's layout (x86_q8_formats.h) compute it.
+template <class Isa, class F>
+void matvec_q8_interleaved(const MatmulProblem& p, const QuantizedActivations& a, size_t row_begin, size_t row_end) {
+  constexpr bool kQ8 = std::is_same_v<F, Q8_0Format>;
+  constexpr size_t kBlockBytes = kQ8 ? kQ8_0InterleavedBlockBytes : kQ4_0InterleavedBlockBytes;
+  constexpr int kOffset = F::template kCodeOffset<Isa>;
   const size_t nb = p.n_cols / 32;
-  for_row_groups(p, row_begin, row_end, nb * kQ4_0InterleavedBlockBytes, [&](const uint8_t* group, size_t t) {
+  for_row_groups(p, row_begin, row_end, nb * kBlockBytes, [&](const uint8_t* group, size_t t) {
     const int8_t* xq = a.q8_codes(t);
     const float* dx = a.q8_scales(t);
     const int32_t* isums = a.q8_isums(t);
     __m256 acc = _mm256_setzero_ps();
     for (size_t b = 0; b < nb; ++b) {
-      const uint8_t* gb = group + b * kQ4_0InterleavedBlockBytes;
-      if (t == 0 && b % 4 == 0) prefetch_ahead(p, gb, 4 * kQ4_0InterleavedBlockBytes);
+      const uint8_t* gb = group + b * kBlockBytes;
+      if (t == 0 && b % 4 == 0) prefetch_ahead(p, gb, 4 * kBlockBytes);
       // The codes are pair-interleaved (pair_interleave_q8): block 2p + k's halves at 64p + 16k and 64p + 32
       // + 16k; an odd last block in value order.
       const bool paired = b + 1 < nb || b % 2 == 1;
       const int8_t* first = paired ? xq + 64 * (b / 2) + 16 * (b % 2) : xq + 32 * b;
       const int8_t* second = paired ? first + 32 : first + 16;
-      const __m256i dots =
-          _mm256_add_epi32(q4_0_interleaved_dots<Isa>(gb, first, second), _mm256_set1_epi32(-8 * isums[b]));
+      __m256i dots =
+          kQ8 ? q8_0_interleaved_dots<Isa>(gb, first, second) : q4_0_interleaved_dots<Isa>(gb, first, second);
+      if constexpr (kOffset != 0) dots = _mm256_add_epi32(dots, _mm256_set1_epi32(kOffset * isums[b]));
       const __m256 d = _mm256_cvtph_ps(load128(gb));
       acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dots), _mm256_mul_ps(d, _mm256_set1_ps(dx[b])), acc);
     }
@@ -392,6 +410,21 @@ inline void q4_0_unpack_interleaved_quad(const uint8_t* gb, int h, size_t b, con
   __m128i w[4];
   quad_words(gb + 16, h, w);
   for (int q = 0; q < 4; ++q) nibble_words_to_codes(w[q], out[q].codes + 32 * b);
+}
+
+// Q8_0: rows 4h..4h+3 of interleaved block b (at gb): codes (signed, or + 128 as unsigned with kFlip, as
+// Q8_0Format::codes gives them) and d.
+template <bool kFlip>
+inline void q8_0_unpack_interleaved_quad(const uint8_t* gb, int h, size_t b, const DecodedRowOut (&out)[4]) {
+  for (int q = 0; q < 4; ++q) out[q].d[b] = half_at(gb + 2 * (4 * h + q));
+  for (int half = 0; half < 2; ++half) {  // values 0-15, 16-31
+    __m128i w[4];
+    quad_words(gb + 16 + 128 * half, h, w);
+    for (int q = 0; q < 4; ++q) {
+      const __m128i codes = kFlip ? _mm_xor_si128(w[q], _mm_set1_epi8(static_cast<char>(0x80))) : w[q];
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out[q].codes + 32 * b + 16 * half), codes);
+    }
+  }
 }
 
 // Q6_K: rows 4h..4h+3 of interleaved super-block sb (at gb) as Q6KFormat::unpack gives them: codes 0..63,

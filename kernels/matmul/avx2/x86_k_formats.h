@@ -208,8 +208,6 @@ struct Q45KFormat {
 using Q4KFormat = Q45KFormat<false>;
 using Q5KFormat = Q45KFormat<true>;
 
-
-
 // Q6_K's codes of half h (values 128h..128h+127) as four vectors in value order, unsigned 0..63: low
 // nibbles from ql, bits 4-5 from qh's bit pairs 0-1, 2-3, 4-5, 6-7 (two masks, so few registers).
 inline void q6k_half(const uint8_t* w, int h, __m256i (&q)[4]) {
