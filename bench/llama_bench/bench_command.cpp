@@ -24,14 +24,14 @@ constexpr const char* kCommand = "bench";
 // Reading weights faster than the probe's bandwidth means the probe's figure is off (measured while the
 // machine was busy, or before a hardware change): say so once, since every roofline % of the run is off too.
 void warn_if_above_roofline(const BenchResult& result, const RunInfo& run, BenchProgress& progress, bool& warned) {
-  const auto pct = roofline_percent(result, run.read_bandwidth_gbps);
+  const auto pct = roofline_percent(result, run.read_bandwidth);
   if (warned || !pct || *pct <= 100) return;
   warned = true;
   progress.note(
       fmt::format("warning: {} read weights at {:.0f}% of the host probe's {:.1f} GB/s read bandwidth; the "
                   "probe was probably measured on a busy machine (re-measure on an idle one: infertune "
                   "probe --refresh)",
-                  test_name(result.test), *pct, *run.read_bandwidth_gbps));
+                  test_name(result.test), *pct, *roofline_gbps(result, run.read_bandwidth)));
 }
 
 int run_bench(const BenchFlagText& text) {

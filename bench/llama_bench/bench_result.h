@@ -13,12 +13,21 @@
 
 namespace infertune {
 
+// The host probe's read bandwidth (best of its runs), for roofline %.
+struct ReadBandwidth {
+  double one_core_gbps = 0;
+  double all_cores_gbps = 0;
+  // What `threads` threads can read: a core's worth each, up to all cores' (one thread cannot use the whole
+  // machine's memory system, so its roofline is one core's figure).
+  double for_threads(unsigned threads) const;
+};
+
 struct RunInfo {
   std::string build_commit;
   std::string cpu_info;  // CPU model name
   std::string gpu_info;  // GPU names, ", "-separated; empty without one
   std::string backends;  // "CPU"
-  std::optional<double> read_bandwidth_gbps;  // the host probe's all-core read bandwidth; absent: no probe
+  std::optional<ReadBandwidth> read_bandwidth;  // absent: no probe
 };
 
 struct BenchResult {

@@ -128,7 +128,7 @@ class MarkdownPrinter : public ResultPrinter {
                    return fmt::format("{:.2f} ± {:.2f}", avg_ts(r), stddev_ts(r));
                  }});
     c.push_back({"roofline %", 10, [&run](const BenchResult& r) {
-                   auto pct = roofline_percent(r, run.read_bandwidth_gbps);
+                   auto pct = roofline_percent(r, run.read_bandwidth);
                    return pct ? fmt::format("{:.1f}", *pct) : std::string();
                  }});
     c.push_back({"GOP/s", 8, [](const BenchResult& r) {

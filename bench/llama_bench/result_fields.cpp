@@ -66,7 +66,7 @@ struct Row {
     f.push_back({"n_threads_used", K::integer, r.threads_used ? FieldValue(int64_t(r.threads_used)) : FieldValue()});
     f.push_back({"weight_bytes_per_token", K::integer,
                  model_value([](const ModelFacts& m) { return int64_t(m.weight_bytes_per_token); })});
-    f.push_back({"roofline_pct", K::real, optional_value(roofline_percent(r, run.read_bandwidth_gbps))});
+    f.push_back({"roofline_pct", K::real, optional_value(roofline_percent(r, run.read_bandwidth))});
     f.push_back({"gops", K::real, optional_value(achieved_gops(r))});
     f.push_back({"error", K::text, r.ok() ? FieldValue() : FieldValue(r.error)});
     return f;

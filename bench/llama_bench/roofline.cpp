@@ -1,5 +1,7 @@
 #include "bench/llama_bench/roofline.h"
 
+#include <algorithm>
+
 namespace infertune {
 
 double weight_ops_per_run(const ModelFacts& model, const BenchTest& test) {
@@ -9,11 +11,25 @@ double weight_ops_per_run(const ModelFacts& model, const BenchTest& test) {
                 double(model.output_weight_elements) * (prompt_pieces + test.n_gen));
 }
 
-std::optional<double> roofline_percent(const BenchResult& result, std::optional<double> read_bandwidth_gbps) {
+double ReadBandwidth::for_threads(unsigned threads) const {
+  if (one_core_gbps <= 0) return all_cores_gbps;
+  const double scaled = std::max(1u, threads) * one_core_gbps;
+  return all_cores_gbps > 0 ? std::min(scaled, all_cores_gbps) : scaled;
+}
+
+std::optional<double> roofline_gbps(const BenchResult& result, const std::optional<ReadBandwidth>& bandwidth) {
+  if (!bandwidth) return std::nullopt;
+  const unsigned threads = result.threads_used ? result.threads_used : result.test.settings.placement.threads;
+  const double gbps = bandwidth->for_threads(threads);
+  return gbps > 0 ? std::optional(gbps) : std::nullopt;
+}
+
+std::optional<double> roofline_percent(const BenchResult& result, const std::optional<ReadBandwidth>& bandwidth) {
   if (!result.ok() || !result.model || result.test.n_prompt != 0 || result.test.n_gen == 0) return std::nullopt;
-  if (!read_bandwidth_gbps || *read_bandwidth_gbps <= 0 || result.samples_ns.empty()) return std::nullopt;
+  const auto gbps = roofline_gbps(result, bandwidth);
+  if (!gbps || result.samples_ns.empty()) return std::nullopt;
   const double bytes_per_second = double(result.model->weight_bytes_per_token) * avg_ts(result);
-  return 100.0 * bytes_per_second / (*read_bandwidth_gbps * 1e9);
+  return 100.0 * bytes_per_second / (*gbps * 1e9);
 }
 
 std::optional<double> achieved_gops(const BenchResult& result) {

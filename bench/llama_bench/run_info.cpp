@@ -19,7 +19,8 @@ RunInfo gather_run_info(const BenchParams& params, BenchProgress& progress) {
       progress.note("warning: no host probe, so no roofline %: " + loaded.error().message);
     } else {
       for (const std::string& warning : loaded->warnings) progress.note("warning: " + warning);
-      run.read_bandwidth_gbps = loaded->probe.bandwidth.read_all_cores.best;
+      run.read_bandwidth = ReadBandwidth{loaded->probe.bandwidth.read_one_core.best,
+                                         loaded->probe.bandwidth.read_all_cores.best};
     }
   }
   return run;

@@ -16,7 +16,8 @@
 namespace infertune {
 namespace {
 
-constexpr double kBandwidthGbps = 50.0;
+constexpr double kBandwidthGbps = 50.0;  // all cores; one core reads 30
+constexpr ReadBandwidth kBandwidth{30.0, kBandwidthGbps};
 
 ModelFacts facts() {
   ModelFacts m;
@@ -68,7 +69,7 @@ RunInfo run_info() {
   run.build_commit = "abc1234";
   run.cpu_info = "Test CPU";
   run.backends = "CPU";
-  run.read_bandwidth_gbps = kBandwidthGbps;
+  run.read_bandwidth = kBandwidth;
   return run;
 }
 
@@ -168,13 +169,16 @@ TEST(BenchOutput, DerivedFiguresFollowTheirDefinitions) {
   EXPECT_NEAR(stddev_ts(tg), sd, 1e-9);
   EXPECT_EQ(avg_ns(tg), 2'250'000'000u);
   EXPECT_EQ(stddev_ns(tg), static_cast<uint64_t>(std::llround(std::sqrt(2 * 250'000'000.0 * 250'000'000.0))));
-  auto roofline = roofline_percent(tg, kBandwidthGbps);
+  auto roofline = roofline_percent(tg, kBandwidth);  // 2 threads: both cores' 50 GB/s, not 2 x 30
   ASSERT_TRUE(roofline);
   EXPECT_NEAR(*roofline, 100.0 * 760e6 * mean / 50e9, 1e-9);
   EXPECT_FALSE(roofline_percent(tg, std::nullopt));
+  BenchResult one_thread = tg;
+  one_thread.threads_used = 1;  // one core's figure
+  EXPECT_NEAR(*roofline_percent(one_thread, kBandwidth), 100.0 * 760e6 * mean / 30e9, 1e-9);
 
   const BenchResult pp = pp_row();
-  EXPECT_FALSE(roofline_percent(pp, kBandwidthGbps));  // pp rows report GOP/s only
+  EXPECT_FALSE(roofline_percent(pp, kBandwidth));  // pp rows report GOP/s only
   // Every layer matrix for 128 tokens, the output projection for the last token of each of 2 pieces.
   const double ops = 2.0 * (973e6 * 128 + 262e6 * 2);
   EXPECT_DOUBLE_EQ(weight_ops_per_run(facts(), pp.test), ops);
