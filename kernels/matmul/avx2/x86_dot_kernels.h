@@ -518,10 +518,7 @@ void matmul_q8k_act(const MatmulProblem& p, size_t row_begin, size_t row_end) {
   const QuantizedActivations& a = problem_activations(p);
   if (a.has_panels()) return matmul_tiled<Isa, Q8kTiles<Isa, F>>(p, a, row_begin, row_end);
   if constexpr (kInterleaves<F>) {
-    if (p.layout == WeightLayout::interleaved8) {
-      if constexpr (std::is_same_v<F, Q6KFormat>) return matvec_q6k_interleaved<Isa>(p, a, row_begin, row_end);
-      return matvec_q4k_interleaved<Isa>(p, a, row_begin, row_end);
-    }
+    if (p.layout == WeightLayout::interleaved8) return matvec_k_interleaved<Isa, F>(p, a, row_begin, row_end);
   }
   matvec_q8k<Isa, F>(p, a, row_begin, row_end);
 }

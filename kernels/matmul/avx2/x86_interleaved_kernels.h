@@ -154,28 +154,6 @@ void for_row_groups(const MatmulProblem& p, size_t row_begin, size_t row_end, si
   }
 }
 
-// Q4_K: y[t][r] for rows [row_begin, row_end) and every token.
-template <class Isa>
-void matvec_q4k_interleaved(const MatmulProblem& p, const QuantizedActivations& a, size_t row_begin, size_t row_end) {
-  const size_t nsb = p.n_cols / kquant::kSuperBlock;
-  const Q4KLaneMasks<Isa> masks;
-  for_row_groups(p, row_begin, row_end, nsb * kQ4KInterleavedBlockBytes, [&](const uint8_t* group, size_t t) {
-    const BlockQ8K* x = a.q8k_row(t);
-    __m256 acc = _mm256_setzero_ps();
-    for (size_t sb = 0; sb < nsb; ++sb) {
-      const uint8_t* gb = group + sb * kQ4KInterleavedBlockBytes;
-      __m256i I, M;
-      q4k_interleaved_sums<Isa>(gb, x[sb], masks, I, M);
-      const __m256 d = _mm256_cvtph_ps(load128(gb));
-      const __m256 neg_dmin = _mm256_xor_ps(_mm256_cvtph_ps(load128(gb + 16)), _mm256_set1_ps(-0.0f));
-      const __m256 dx = _mm256_set1_ps(x[sb].d);
-      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(I), _mm256_mul_ps(d, dx), acc);
-      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(M), _mm256_mul_ps(neg_dmin, dx), acc);
-    }
-    return acc;
-  });
-}
-
 // ---- Q4_0 and Q8_0 ---------------------------------------------------------------------------------------
 
 // One interleaved Q4_0 block `gb` of 8 rows against 32 activation codes, values 0-15 at `first`, 16-31 at
@@ -207,7 +185,7 @@ inline __m256i q8_0_interleaved_dots(const uint8_t* gb, const int8_t* first, con
   return dots;
 }
 
-// As matvec_q4k_interleaved, for Q4_0 and Q8_0: per block I = sum q x + kCodeOffset sum x, acc = fma(float(I),
+// As matvec_k_interleaved, for Q4_0 and Q8_0: per block I = sum q x + kCodeOffset sum x, acc = fma(float(I),
 // d dx, acc), as their matrix-vector kernels in the file's layout (x86_q8_formats.h) compute it.
 template <class Isa, class F>
 void matvec_q8_interleaved(const MatmulProblem& p, const QuantizedActivations& a, size_t row_begin, size_t row_end) {
@@ -306,20 +284,31 @@ inline __m256i q6k_interleaved_sums(const uint8_t* gb, const BlockQ8K& x, const 
   return _mm256_sub_epi32(I, _mm256_slli_epi32(offsets, 5));
 }
 
-// Q6_K: y[t][r] for rows [row_begin, row_end) and every token; acc = fma(float(I), d dx, acc) per super-block, as
-// the file layout's kernels compute it.
-template <class Isa>
-void matvec_q6k_interleaved(const MatmulProblem& p, const QuantizedActivations& a, size_t row_begin, size_t row_end) {
+// Q4_K and Q6_K: y[t][r] for rows [row_begin, row_end) and every token. Per super-block acc = fma(float(I), d dx,
+// acc), then for Q4_K acc = fma(float(M), -dmin dx, acc), as the file layout's kernels compute it.
+template <class Isa, class F>
+void matvec_k_interleaved(const MatmulProblem& p, const QuantizedActivations& a, size_t row_begin, size_t row_end) {
+  constexpr bool kQ6K = std::is_same_v<F, Q6KFormat>;
+  constexpr size_t kBlockBytes = kQ6K ? kQ6KInterleavedBlockBytes : kQ4KInterleavedBlockBytes;
+  const std::conditional_t<kQ6K, Q6KLaneMasks<Isa>, Q4KLaneMasks<Isa>> masks;
   const size_t nsb = p.n_cols / kquant::kSuperBlock;
-  const Q6KLaneMasks<Isa> masks;
-  for_row_groups(p, row_begin, row_end, nsb * kQ6KInterleavedBlockBytes, [&](const uint8_t* group, size_t t) {
+  for_row_groups(p, row_begin, row_end, nsb * kBlockBytes, [&](const uint8_t* group, size_t t) {
     const BlockQ8K* x = a.q8k_row(t);
     __m256 acc = _mm256_setzero_ps();
     for (size_t sb = 0; sb < nsb; ++sb) {
-      const uint8_t* gb = group + sb * kQ6KInterleavedBlockBytes;
-      const __m256i I = q6k_interleaved_sums<Isa>(gb, x[sb], masks);
+      const uint8_t* gb = group + sb * kBlockBytes;
       const __m256 d = _mm256_cvtph_ps(load128(gb));
-      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(I), _mm256_mul_ps(d, _mm256_set1_ps(x[sb].d)), acc);
+      const __m256 dx = _mm256_set1_ps(x[sb].d);
+      if constexpr (kQ6K) {
+        const __m256i I = q6k_interleaved_sums<Isa>(gb, x[sb], masks);
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(I), _mm256_mul_ps(d, dx), acc);
+      } else {
+        __m256i I, M;
+        q4k_interleaved_sums<Isa>(gb, x[sb], masks, I, M);
+        const __m256 neg_dmin = _mm256_xor_ps(_mm256_cvtph_ps(load128(gb + 16)), _mm256_set1_ps(-0.0f));
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(I), _mm256_mul_ps(d, dx), acc);
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(M), _mm256_mul_ps(neg_dmin, dx), acc);
+      }
     }
     return acc;
   });
