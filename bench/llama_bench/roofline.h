@@ -3,7 +3,8 @@
 //  - roofline %: for a tg test, bytes of weights read per generated token x t/s, over the host probe's
 //    measured read bandwidth for the test's thread count (ReadBandwidth::for_threads: one core's figure for
 //    one thread, all cores' from as many threads as cores). One-token steps are bound by reading the
-//    weights, so this says how much of the memory system the engine's threads used. KV cache reads are not counted (they grow with depth).
+//    weights, so this says how much of the memory system the engine's threads used. KV cache reads are not
+//    counted (they grow with depth).
 //    pp and pp+tg tests have none: a prompt batch reuses each weight for many tokens and is bound by
 //    arithmetic, not by reading memory.
 //  - GOP/s, every test: the weight multiply-adds done per timed repetition (2 operations each: every layer

@@ -240,12 +240,25 @@ struct Q6KLaneMasks {
   }
 };
 
+// The codes (0..63) of interleaved Q6_K sub-block j (its three vectors at `c`): word r of q[i] = row r's values
+// 16j + 4i..16j + 4i + 3, low bits from nibble i % 2 of the first (i < 2) or second vector, top bits from bits 2i
+// of the third.
+inline void q6k_sub_block_codes(const uint8_t* c, __m256i (&q)[4]) {
+  const __m256i low4 = _mm256_set1_epi8(0x0F), top2 = _mm256_set1_epi8(0x30);
+  const __m256i n01 = load256(c), n23 = load256(c + 32), high = load256(c + 64);
+  q[0] = _mm256_or_si256(_mm256_and_si256(n01, low4), _mm256_and_si256(_mm256_slli_epi16(high, 4), top2));
+  q[1] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(n01, 4), low4),
+                         _mm256_and_si256(_mm256_slli_epi16(high, 2), top2));
+  q[2] = _mm256_or_si256(_mm256_and_si256(n23, low4), _mm256_and_si256(high, top2));
+  q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(n23, 4), low4),
+                         _mm256_and_si256(_mm256_srli_epi16(high, 2), top2));
+}
+
 // One interleaved super-block `gb` of 8 rows against one token's q8_K block x: lane r = the row's
 // sum_j s_j (codes_j . x_j - 32 sum x_j), the I of Q6KFormat::sums. Codes are 0..63, so a maddubs pair is at most
 // 2 x 63 x 128 = 16128 and two of them fit an int16: each 16-value sub-block is two int16 sums, widened by madd.
 template <class Isa>
 inline __m256i q6k_interleaved_sums(const uint8_t* gb, const BlockQ8K& x, const Q6KLaneMasks<Isa>& masks) {
-  const __m256i low4 = _mm256_set1_epi8(0x0F), top2 = _mm256_set1_epi8(0x30);
   const uint8_t* codes = gb + 144;
   __m256i I = _mm256_setzero_si256(), offsets = _mm256_setzero_si256();
   for (int v = 0; v < 4; ++v) {
@@ -254,23 +267,16 @@ inline __m256i q6k_interleaved_sums(const uint8_t* gb, const BlockQ8K& x, const 
     for (int m = 0; m < 4; ++m) {
       const int j = 4 * v + m;
       const uint8_t* c = codes + 96 * j;
-      const __m256i n01 = load256(c), n23 = load256(c + 32), high = load256(c + 64);
+      __m256i q[4];
+      q6k_sub_block_codes(c, q);
       const auto* xq = reinterpret_cast<const uint8_t*>(x.qs + 16 * j);
-      // Values 16j + 4i + b for i = 0-3: low bits from nibble i % 2 of n01 / n23, top bits from bits 2i of high.
-      const __m256i c0 =
-          _mm256_or_si256(_mm256_and_si256(n01, low4), _mm256_and_si256(_mm256_slli_epi16(high, 4), top2));
-      const __m256i c1 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(n01, 4), low4),
-                                         _mm256_and_si256(_mm256_slli_epi16(high, 2), top2));
-      const __m256i c2 = _mm256_or_si256(_mm256_and_si256(n23, low4), _mm256_and_si256(high, top2));
-      const __m256i c3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(n23, 4), low4),
-                                         _mm256_and_si256(_mm256_srli_epi16(high, 2), top2));
       // Two maddubs pairs fit an int16 (2 x 16128); four do not: two sums without VNNI.
       SubBlockDots<Isa> d01, d23;
-      d01.add(c0, _mm256_set1_epi32(static_cast<int>(u32_at(xq))));
-      d01.add(c1, _mm256_set1_epi32(static_cast<int>(u32_at(xq + 4))));
+      d01.add(q[0], _mm256_set1_epi32(static_cast<int>(u32_at(xq))));
+      d01.add(q[1], _mm256_set1_epi32(static_cast<int>(u32_at(xq + 4))));
       SubBlockDots<Isa>& rest = Isa::kWideUnsigned ? d01 : d23;
-      rest.add(c2, _mm256_set1_epi32(static_cast<int>(u32_at(xq + 8))));
-      rest.add(c3, _mm256_set1_epi32(static_cast<int>(u32_at(xq + 12))));
+      rest.add(q[2], _mm256_set1_epi32(static_cast<int>(u32_at(xq + 8))));
+      rest.add(q[3], _mm256_set1_epi32(static_cast<int>(u32_at(xq + 12))));
       const __m256i s = masks.pick_scale(scales, m);
       I = _mm256_add_epi32(I, d01.scaled(s));
       if constexpr (!Isa::kWideUnsigned) I = _mm256_add_epi32(I, d23.scaled(s));
@@ -415,16 +421,12 @@ inline void q6k_unpack_interleaved_quad(const uint8_t* gb, int h, size_t sb, con
     for (int j = 0; j < 16; ++j) scales[j] = sc[interleaved_scale_slot(j, lane)];
     for (int k = 0; k < 8; ++k) out[q].coefs[8 * sb + k] = int16_pair(scales[2 * k], scales[2 * k + 1]);
   }
-  const __m128i low4 = _mm_set1_epi8(0x0F), top2 = _mm_set1_epi8(0x30);
   for (int j = 0; j < 16; ++j) {
-    const uint8_t* c = gb + 144 + 96 * j + 16 * h;
-    const __m128i n01 = load128(c), n23 = load128(c + 32), high = load128(c + 64);
-    // Word q of w[i]: row q's values 16j + 4i..16j + 4i + 3, as the matrix-vector kernel builds them.
-    __m128i w[4] = {
-        _mm_or_si128(_mm_and_si128(n01, low4), _mm_and_si128(_mm_slli_epi16(high, 4), top2)),
-        _mm_or_si128(_mm_and_si128(_mm_srli_epi16(n01, 4), low4), _mm_and_si128(_mm_slli_epi16(high, 2), top2)),
-        _mm_or_si128(_mm_and_si128(n23, low4), _mm_and_si128(high, top2)),
-        _mm_or_si128(_mm_and_si128(_mm_srli_epi16(n23, 4), low4), _mm_and_si128(_mm_srli_epi16(high, 2), top2))};
+    __m256i q8[4];
+    q6k_sub_block_codes(gb + 144 + 96 * j, q8);
+    // Half h of each: word q of w[i] = row 4h + q's values 16j + 4i..16j + 4i + 3.
+    __m128i w[4];
+    for (int i = 0; i < 4; ++i) w[i] = h == 0 ? _mm256_castsi256_si128(q8[i]) : _mm256_extracti128_si256(q8[i], 1);
     transpose_words(w);
     for (int q = 0; q < 4; ++q) _mm_storeu_si128(reinterpret_cast<__m128i*>(out[q].codes + 256 * sb + 16 * j), w[q]);
   }

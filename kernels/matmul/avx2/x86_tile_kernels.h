@@ -211,13 +211,11 @@ DecodedRows<R> decode_rows_q8(const uint8_t* weights, size_t row_bytes, WeightLa
   repeat_last_row(rows, nr);
   if constexpr (kInterleaves<F>) {
     if (layout == WeightLayout::interleaved8) {
-      if constexpr (std::is_same_v<F, Q8_0Format>) {
-        decode_interleaved_rows(weights, row_bytes, r0, nr, nb, kQ8_0InterleavedBlockBytes, outs, decode_sink(n_cols),
-                                q8_0_unpack_interleaved_quad<!F::template kSigned<Isa>>);
-      } else {
-        decode_interleaved_rows(weights, row_bytes, r0, nr, nb, kQ4_0InterleavedBlockBytes, outs, decode_sink(n_cols),
-                                q4_0_unpack_interleaved_quad);
-      }
+      constexpr bool kQ8 = std::is_same_v<F, Q8_0Format>;
+      constexpr size_t kBlockBytes = kQ8 ? kQ8_0InterleavedBlockBytes : kQ4_0InterleavedBlockBytes;
+      constexpr auto unpack_quad =
+          kQ8 ? q8_0_unpack_interleaved_quad<!F::template kSigned<Isa>> : q4_0_unpack_interleaved_quad;
+      decode_interleaved_rows(weights, row_bytes, r0, nr, nb, kBlockBytes, outs, decode_sink(n_cols), unpack_quad);
       return rows;
     }
   }
