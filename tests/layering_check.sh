@@ -25,11 +25,13 @@ check kernels engine bench sweeps reports
 check engine bench sweeps reports
 check bench sweeps reports
 check sweeps reports
-# Inside the engine: threads and the KV cache sit below the forward pass (arch), which sits below the Context,
+# Inside the engine: threads and the KV cache sit below the forward pass (arch), which sits below the GPU
+# offload (engine/gpu, reached from arch only through forward.h's LayerOffload), which sits below the Context,
 # which sits below the settings table (engine/settings: flags, make_context). No cycle between them.
-check engine/threading engine/kv engine/arch engine/context engine/settings
-check engine/kv engine/arch engine/context engine/settings
-check engine/arch engine/context engine/settings
+check engine/threading engine/kv engine/arch engine/gpu engine/context engine/settings
+check engine/kv engine/arch engine/gpu engine/context engine/settings
+check engine/arch engine/gpu engine/context engine/settings
+check engine/gpu engine/context engine/settings
 check engine/context engine/settings
 # Inside the sweeps: the plan does not know the runner; the commands (sweeps/cli) sit on top.
 check sweeps/spec sweeps/plan sweeps/run sweeps/cli

@@ -1,6 +1,6 @@
 #pragma once
 // From a bench test to the engine, and the checks that turn what the engine cannot do into an error row
-// instead of a crash: -ngl > 0 without a GPU backend, a KV cache larger than the memory available.
+// instead of a crash: -ngl without a CUDA GPU, a KV cache larger than the memory available.
 #include <cstdint>
 
 #include "bench/llama_bench/test_matrix.h"
@@ -10,7 +10,7 @@
 
 namespace infertune {
 
-// The checks that need no model: -ngl. Errors name the flag.
+// The checks that need no model: -ngl other than 0 needs a visible CUDA GPU. Errors name the flag.
 Status check_engine_support(const BenchTest& test);
 
 // Bytes the KV cache of `test`'s context (n_depth + n_prompt + n_gen positions) takes.

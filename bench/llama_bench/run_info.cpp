@@ -12,15 +12,16 @@ RunInfo gather_run_info(const BenchParams& params, BenchProgress& progress) {
   run.build_commit = INFERTUNE_GIT_COMMIT;
   run.cpu_info = cpu_features().model_name;
   for (const CudaDevice& gpu : cuda_devices()) run.gpu_info += (run.gpu_info.empty() ? "" : ", ") + gpu.name;
-  run.backends = "CPU";  // the forward pass has no other backend yet (context_setup.h rejects -ngl > 0)
+  // As llama-bench: the backends this build can run on this host (-ngl 0 tests run on the CPU either way).
+  run.backends = run.gpu_info.empty() ? "CPU" : "CUDA";
   if (params.probe) {
     auto loaded = load_or_measure_host_probe_default(false);
     if (!loaded) {
       progress.note("warning: no host probe, so no roofline %: " + loaded.error().message);
     } else {
       for (const std::string& warning : loaded->warnings) progress.note("warning: " + warning);
-      run.read_bandwidth = ReadBandwidth{loaded->probe.bandwidth.read_one_core.best,
-                                         loaded->probe.bandwidth.read_all_cores.best};
+      run.read_bandwidth =
+          ReadBandwidth{loaded->probe.bandwidth.read_one_core.best, loaded->probe.bandwidth.read_all_cores.best};
     }
   }
   return run;

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "engine/kv/kv_cache.h"
+#include "engine/model/model.h"
 #include "engine/threading/parallel_for.h"
 #include "kernels/attention/attention.h"
-#include "engine/model/model.h"
 #include "kernels/matmul/quantized_activations.h"
 #include "kernels/ops/rope.h"
 #include "kernels/result.h"
@@ -21,20 +21,35 @@ namespace infertune {
 // Activations of one batch, sized for up to `capacity` tokens. Rows are tokens.
 struct ForwardScratch {
   size_t capacity = 0;
-  std::vector<float> x;     // [capacity][n_embd] the residual stream
-  std::vector<float> xn;    // [capacity][n_embd] its normalized copy, input of the projections
-  std::vector<float> q;     // [capacity][n_head * head_dim]
-  std::vector<float> k;     // [capacity][n_head_kv * head_dim]
-  std::vector<float> v;     // [capacity][n_head_kv * head_dim_v]
-  std::vector<float> attn;  // [capacity][n_head * head_dim_v] attention output, input of attn_output
-  std::vector<float> gate;  // [capacity][n_ff]
-  std::vector<float> up;    // [capacity][n_ff]
-  std::vector<float> proj;  // [capacity][n_embd] a sub-layer's output before the residual add
-  QuantizedActivations xq;  // the input of the current projections, quantized (see quantize_input)
+  std::vector<float> x;                     // [capacity][n_embd] the residual stream
+  std::vector<float> xn;                    // [capacity][n_embd] its normalized copy, input of the projections
+  std::vector<float> q;                     // [capacity][n_head * head_dim]
+  std::vector<float> k;                     // [capacity][n_head_kv * head_dim]
+  std::vector<float> v;                     // [capacity][n_head_kv * head_dim_v]
+  std::vector<float> attn;                  // [capacity][n_head * head_dim_v] attention output, input of attn_output
+  std::vector<float> gate;                  // [capacity][n_ff]
+  std::vector<float> up;                    // [capacity][n_ff]
+  std::vector<float> proj;                  // [capacity][n_embd] a sub-layer's output before the residual add
+  QuantizedActivations xq;                  // the input of the current projections, quantized (see quantize_input)
   std::vector<AttentionScratch> attention;  // [pool threads] the attention kernels' working memory
 
   // Allocates for `n_tokens` tokens; an error (not an exception) when memory runs out.
   Status reserve(const ModelConfig& config, size_t n_tokens);
+};
+
+struct ForwardPass;
+struct ForwardBatch;
+
+// Layers that run somewhere else than the CPU (the GPU: engine/gpu/gpu_offload.h): the last ones of the
+// model, from first_layer() on, and the output layer when runs_output().
+class LayerOffload {
+ public:
+  virtual ~LayerOffload() = default;
+  virtual uint32_t first_layer() const = 0;
+  virtual bool runs_output() const = 0;
+  // Runs the offloaded layers on x [n_tokens][n_embd] (the residual stream after the CPU's layers); then
+  // the output layer into batch.logits when runs_output(), otherwise x comes back for the CPU's.
+  virtual Status forward(const ForwardPass& pass, const ForwardBatch& batch, std::span<float> x) = 0;
 };
 
 struct ForwardPass {
@@ -42,7 +57,8 @@ struct ForwardPass {
   KvCache& cache;
   const ParallelFor& threads;
   ForwardScratch& scratch;
-  RopeParams rope;  // layout, base, scaling and factors for this model
+  RopeParams rope;                  // layout, base, scaling and factors for this model
+  LayerOffload* offload = nullptr;  // null: every layer on the CPU
 };
 
 struct ForwardBatch {

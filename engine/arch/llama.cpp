@@ -18,7 +18,7 @@ Status forward_llama(const ForwardPass& pass, const ForwardBatch& batch) {
   const auto [x, xn, q, k, v, attn, proj] = block_activations(s, c, n);
 
   if (Status st = embed_tokens(w.token_embd, batch.tokens, x); !st) return st;
-  for (uint32_t il = 0; il < c.n_layers; ++il) {
+  for (uint32_t il = 0; il < cpu_layer_count(pass); ++il) {
     const LayerWeights& layer = w.layers[il];
 
     rms_norm_rows(x, layer.attn_norm, c.rms_eps, xn);
@@ -38,7 +38,7 @@ Status forward_llama(const ForwardPass& pass, const ForwardBatch& batch) {
     if (Status st = swiglu_ffn(threads, layer, c, s, n); !st) return st;
     add_residual(x, proj);
   }
-  return output_logits(pass, batch);
+  return finish_forward(pass, batch, x);
 }
 
 }  // namespace infertune

@@ -344,6 +344,18 @@ Status output_logits(const ForwardPass& pass, const ForwardBatch& batch) {
   return linear(pass.threads, w.output, xn, n_out, batch.logits.first(n_out * c.n_vocab), pass.scratch.xq);
 }
 
+uint32_t cpu_layer_count(const ForwardPass& pass) {
+  return pass.offload ? pass.offload->first_layer() : pass.model.config().n_layers;
+}
+
+Status finish_forward(const ForwardPass& pass, const ForwardBatch& batch, std::span<float> x) {
+  if (pass.offload) {
+    if (Status st = pass.offload->forward(pass, batch, x); !st) return st;
+    if (pass.offload->runs_output()) return {};
+  }
+  return output_logits(pass, batch);
+}
+
 Status ForwardScratch::reserve(const ModelConfig& c, size_t n_tokens) {
   if (n_tokens <= capacity) return {};
   try {

@@ -99,4 +99,10 @@ Status swiglu_ffn(const ParallelFor& threads, const LayerWeights& layer, const M
 // The final norm and output projection of the rows batch.output_rows names, from scratch.x.
 Status output_logits(const ForwardPass& pass, const ForwardBatch& batch);
 
+// The layers the CPU runs: all of them, or those before pass.offload's first.
+uint32_t cpu_layer_count(const ForwardPass& pass);
+
+// After the CPU's layers: the offloaded layers (pass.offload) on x, then the output layer wherever it runs.
+Status finish_forward(const ForwardPass& pass, const ForwardBatch& batch, std::span<float> x);
+
 }  // namespace infertune

@@ -49,6 +49,20 @@ Result<Context> Context::create(const Model& model, const ContextParams& params)
   }
   Context ctx(model, p, std::move(*cache), std::move(own_pool), forward, *rope);
   ctx.scratch_.attention.resize(ctx.pool_->size());
+  if (p.n_gpu_layers != 0) {
+    auto gpu = GpuOffload::create(model, {.n_gpu_layers = p.n_gpu_layers,
+                                          .main_gpu = p.main_gpu,
+                                          .kv_offload = p.kv_offload,
+                                          .n_cells = p.n_ctx,
+                                          .type_k = p.type_k,
+                                          .type_v = p.type_v,
+                                          .max_tokens = p.n_ubatch});
+    if (!gpu) return gpu.error();
+    ctx.gpu_ = std::move(*gpu);
+    if (p.kv_offload && ctx.gpu_->first_layer() < c.n_layers) {
+      ctx.cache_.block_shifts("the keys of the GPU's layers live on the GPU (-ngl with the KV cache offloaded)");
+    }
+  }
   return ctx;
 }
 
@@ -141,7 +155,7 @@ Status Context::evaluate(const Batch& batch) {
       rows.push_back(static_cast<uint32_t>(outputs[o] - start));
     }
     const ParallelFor threads = threads_for(len);
-    const ForwardPass pass{*model_, cache_, threads, scratch_, rope_};
+    const ForwardPass pass{*model_, cache_, threads, scratch_, rope_, gpu_.get()};
     const ForwardBatch piece{batch.tokens().subspan(start, len), ubatch_, rows,
                              std::span<float>(logits_).subspan(out_begin * n_vocab, rows.size() * n_vocab)};
     const OpTimer step_timer(ProfiledOp::step);

@@ -25,10 +25,11 @@
 #include "engine/arch/forward.h"
 #include "engine/batch/batch.h"
 #include "engine/context/flash_attention.h"
-#include "engine/kv/kv_cache.h"
-#include "engine/threading/parallel_for.h"
 #include "engine/context/rope_setup.h"
+#include "engine/gpu/gpu_offload.h"
+#include "engine/kv/kv_cache.h"
 #include "engine/model/model.h"
+#include "engine/threading/parallel_for.h"
 #include "engine/threading/thread_pool.h"
 #include "kernels/ops/rope.h"
 #include "kernels/result.h"
@@ -54,6 +55,11 @@ struct ContextParams {
   ThreadPool* pool = nullptr;
   // --rope-* / --yarn-* on top of the model's rope metadata (rope_setup.h); empty: the file's rope as it is.
   RopeOverrides rope{};
+  // -ngl: the last N layers run on the GPU (engine/gpu/gpu_offload.h), N > n_layers the output layer too;
+  // < 0: everything. 0: the CPU alone.
+  int n_gpu_layers = 0;
+  int main_gpu = 0;        // -mg: the CUDA device
+  bool kv_offload = true;  // false (--no-kv-offload): the offloaded layers' K/V and attention stay on the CPU
 };
 
 enum class Logits { Last, All };
@@ -110,6 +116,9 @@ class Context {
   size_t kv_bytes_per_token() const { return cache_.bytes_per_token(); }  // one cell: K and V of every layer
   size_t kv_bytes_used() const { return cache_.bytes_used(); }            // the cells in use
 
+  // The GPU part of the context (-ngl > 0), or null.
+  const GpuOffload* gpu() const { return gpu_.get(); }
+
   // Forgets every cached position of every sequence.
   void clear() { cache_.clear(); }
 
@@ -138,10 +147,11 @@ class Context {
   RopeParams rope_;
   bool flash_;
   ForwardScratch scratch_;
-  std::vector<float> logits_;       // [n_outputs][n_vocab] of the last decode
-  std::vector<int32_t> output_of_;  // [batch size] row of logits_ for each token of the last batch, or -1
-  std::vector<SeqSet> seqs_;        // [batch size] the batch's sequence ids as sets
-  std::vector<uint32_t> placed_;    // cells taken by the decode in progress (released if it fails)
+  std::unique_ptr<GpuOffload> gpu_;  // the offloaded layers, their weights, K/V and activations
+  std::vector<float> logits_;        // [n_outputs][n_vocab] of the last decode
+  std::vector<int32_t> output_of_;   // [batch size] row of logits_ for each token of the last batch, or -1
+  std::vector<SeqSet> seqs_;         // [batch size] the batch's sequence ids as sets
+  std::vector<uint32_t> placed_;     // cells taken by the decode in progress (released if it fails)
   KvUbatch ubatch_;
   Batch sequence_batch_;       // the convenience decode's batch (kept: no allocation per token)
   std::vector<float> joined_;  // the convenience decode's logits when it takes several batches

@@ -81,6 +81,9 @@ Status KvCache::seq_keep(SeqId seq) {
 
 Status KvCache::seq_add(SeqId seq, int32_t p0, int32_t p1, int32_t delta) {
   if (Status s = check_seq(seq, true, "seq_add"); !s) return s;
+  if (!shifts_blocked_.empty() && delta != 0) {
+    return fail("seq_add: cannot shift positions: {} (run with --no-kv-offload to shift)", shifts_blocked_);
+  }
   const std::vector<uint32_t> moved = cells_.seq_add(seq, p0, p1, delta);
   rotate_keys(moved, delta);
   return {};

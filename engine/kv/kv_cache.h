@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "engine/batch/seq_set.h"
@@ -77,6 +78,9 @@ class KvCache {
   // by p + delta is its rotation by p followed by one by delta, so the cached keys become what they would
   // have been at their new positions (up to the K type's rounding, which is applied again).
   Status seq_add(SeqId seq, int32_t p0, int32_t p1, int32_t delta);
+  // Makes seq_add fail, saying `why`: the keys of some layers are held elsewhere (the GPU) and this cache
+  // cannot rotate them.
+  void block_shifts(std::string why) { shifts_blocked_ = std::move(why); }
   int32_t seq_pos_min(SeqId seq) const { return cells_.seq_pos_min(seq); }
   int32_t seq_pos_max(SeqId seq) const { return cells_.seq_pos_max(seq); }
   void clear() { cells_.clear(); }
@@ -89,6 +93,7 @@ class KvCache {
   KvCells cells_;
   uint32_t n_seq_max_ = 1;
   RopeParams rope_;
+  std::string shifts_blocked_;  // non-empty: why seq_add cannot shift positions
 };
 
 }  // namespace infertune

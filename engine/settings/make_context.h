@@ -21,8 +21,8 @@ struct PlacedContext {
   std::vector<std::string> warnings;  // what the placement ignored or could not do, for the caller's log
 };
 
-// Errors name the setting: -ngl > 0 (no GPU backend for the forward pass), an unusable placement, a context
-// the engine cannot create (KV type, sizes, memory).
+// Errors name the setting: an unusable placement, a context the engine cannot create (KV type, sizes, memory,
+// GPU memory). -ngl without a visible GPU is a warning and the CPU path.
 Result<PlacedContext> make_context(const Model& model, const EngineSettings& settings);
 
 }  // namespace infertune

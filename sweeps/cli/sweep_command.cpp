@@ -16,6 +16,7 @@
 
 #include "bench/probe/probe_cache.h"
 #include "engine/settings/setting_flags.h"
+#include "kernels/cuda/cuda_devices.h"
 #include "sweeps/plan/plan_table.h"
 #include "sweeps/plan/trial_plan.h"
 #include "sweeps/recommend/recommend.h"
@@ -108,7 +109,7 @@ Result<PlannedSweep> plan_from_text(SpecText text) {
   if (!spec) return spec.error();
   // A -C mask naming CPUs this machine lacks is refused before any trial, as run and bench refuse it.
   if (Status fits = check_settings_on_machine(spec->settings, this_machine_cpus); !fits) return fits.error();
-  auto plan = plan_sweep(*spec, gguf_model_shapes());
+  auto plan = plan_sweep(*spec, gguf_model_shapes(), !cuda_devices().empty());
   if (!plan) return plan.error();
   return PlannedSweep{.text = std::move(text), .spec = std::move(*spec), .plan = std::move(*plan)};
 }
@@ -333,8 +334,8 @@ void add_sweep_command(Subcommands& commands) {
                       "running only the trials it lacks")
           ->expected(0, 1);
   sub->add_option("--ci-target", options->ci_target, "Repeat until the 95% CI half-width / mean is within this (0.03)");
-  options->max_reps_option = sub->add_option("--max-reps", options->max_reps,
-                                             "At most this many timed repetitions per trial (10; the default sweep: 5)");
+  options->max_reps_option = sub->add_option(
+      "--max-reps", options->max_reps, "At most this many timed repetitions per trial (10; the default sweep: 5)");
   sub->add_option("--min-reps", options->min_reps, "At least this many timed repetitions per trial (3)");
   sub->add_option("--trial-timeout", options->trial_timeout_s, "Seconds a trial may take before it is killed (600)");
   sub->add_option("--cooldown", options->cooldown_s, "Idle seconds before each trial (0)");

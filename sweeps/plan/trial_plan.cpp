@@ -130,7 +130,7 @@ std::string human_bytes(uint64_t b) { return fmt::format("{:.1f} MiB", static_ca
 std::string skip_reason(const SweepSpec& spec, const EngineSettings& settings, uint32_t needed_ctx,
                         const Result<MemoryPrediction>& memory, bool has_gpu) {
   const int ngl = settings.n_gpu_layers;
-  if (ngl > 0 && !has_gpu) return fmt::format("-ngl {}: the forward pass has no GPU backend in this build", ngl);
+  if (ngl != 0 && !has_gpu) return fmt::format("-ngl {}: no CUDA GPU on this host", ngl);
   const uint32_t n_ctx = settings.context.n_ctx;
   if (n_ctx < needed_ctx)
     return fmt::format("context {} is smaller than the {} tokens the workload needs", n_ctx, needed_ctx);

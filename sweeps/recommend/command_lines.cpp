@@ -39,12 +39,6 @@ std::vector<std::string> notes(const Candidate& candidate, const EngineSettings&
                     "llama.cpp line (llama-server) serves {} parallel sequences",
                     n_parallel, n_parallel));
   }
-  if (settings.n_gpu_layers != 0) {
-    out.push_back(fmt::format(
-        "-ngl {}: infertune run takes -ngl but has no GPU backend yet (it refuses layers on a GPU); llama.cpp "
-        "offloads them",
-        settings.n_gpu_layers));
-  }
   if (settings.placement.threads <= 0) {
     out.push_back("threads: the sweep used the number of physical cores (the commands' default)");
   }

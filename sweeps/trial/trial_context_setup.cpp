@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/settings/settings_table.h"
+#include "kernels/cuda/cuda_devices.h"
 
 namespace infertune {
 namespace {
@@ -39,6 +40,13 @@ std::vector<std::string> fields_named(std::string_view message) {
 }  // namespace
 
 Result<PlacedContext> start_trial_context(const Model& model, const TrialConfig& config) {
+  // A trial that asks for GPU layers measures the GPU: without one it fails, rather than recording the
+  // CPU's numbers under its -ngl (make_context would fall back to the CPU).
+  const int ngl = config.settings.n_gpu_layers;
+  if (ngl != 0 && cuda_devices().empty()) {
+    return fail("config field 'n_gpu_layers': -ngl {}: {}", ngl,
+                cuda_compiled() ? "no CUDA GPU is visible" : "this build has no CUDA backend");
+  }
   auto placed = make_context(model, config.settings);
   if (placed) return placed;
   const std::string& message = placed.error().message;

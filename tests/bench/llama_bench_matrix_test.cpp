@@ -3,6 +3,8 @@
 // its test names, and the flags (defaults, aliases, bad values) that fill the parameter lists.
 #include <gtest/gtest.h>
 
+#include "kernels/cuda/cuda_devices.h"
+
 #include <algorithm>
 
 #include "bench/llama_bench/bench_flags.h"
@@ -171,10 +173,10 @@ TEST(BenchMatrix, FlashAttentionTakesLlamaCppsSpellings) {
 
 TEST(BenchMatrix, BadFlagValuesNameTheFlag) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-      {{"-p", "x"}, "-p: "},           {{"-b", "0"}, "-b: "},        {{"-ub", "0"}, "-ub: "},
-      {{"--poll", "101"}, "--poll: "}, {{"-ctk", "q9_9"}, "-ctk: "}, {{"-fa", "maybe"}, "-fa: "},
-      {{"-C", "zz"}, "-C: "},          {{"-o", "xml"}, "-o: "},      {{"--numa", "spread"}, "--numa: "},
-      {{"-pg", "1"}, "-pg: "},         {{"-mmp", "2"}, "-mmp: "},    {{"-ngl", "-5"}, "-ngl: "},
+      {{"-p", "x"}, "-p: "},           {{"-b", "0"}, "-b: "},           {{"-ub", "0"}, "-ub: "},
+      {{"--poll", "101"}, "--poll: "}, {{"-ctk", "q9_9"}, "-ctk: "},    {{"-fa", "maybe"}, "-fa: "},
+      {{"-C", "zz"}, "-C: "},          {{"-o", "xml"}, "-o: "},         {{"--numa", "spread"}, "--numa: "},
+      {{"-pg", "1"}, "-pg: "},         {{"-mmp", "2"}, "-mmp: "},       {{"-ngl", "-5"}, "-ngl: "},
       {{"-ctv", "q5_1"}, "-ctv: "},    {{"--prio", "1,2"}, "--prio: "},
   };
   for (const auto& [flags, prefix] : cases) {
@@ -189,10 +191,11 @@ TEST(BenchMatrix, BadFlagValuesNameTheFlag) {
 TEST(BenchMatrix, UnsupportedCombinationsAreRejectedPerTest) {
   BenchTest t;
   EXPECT_TRUE(check_engine_support(t));
+  if (!cuda_devices().empty()) GTEST_SKIP() << "a CUDA GPU is visible: -ngl tests run";
   t.settings.n_gpu_layers = 1;
-  EXPECT_NE(check_engine_support(t).error().message.find("-ngl 1"), std::string::npos);
-  t.settings.n_gpu_layers = -1;  // llama.cpp's "as many as possible": none without a GPU
-  EXPECT_TRUE(check_engine_support(t));
+  EXPECT_NE(check_engine_support(t).error().message.find("-ngl 1: no CUDA GPU"), std::string::npos);
+  t.settings.n_gpu_layers = -1;  // every layer: a GPU test too
+  EXPECT_FALSE(check_engine_support(t));
   // A KV type the engine lacks is refused with the flags, before any test (BadFlagValuesNameTheFlag).
 }
 

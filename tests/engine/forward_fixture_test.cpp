@@ -16,6 +16,7 @@
 
 #include "engine/context/context.h"
 #include "engine/model/model.h"
+#include "kernels/cuda/cuda_devices.h"
 #include "test_support.h"
 
 namespace infertune {
@@ -26,6 +27,8 @@ enum class Precision { F32, Half, Quantized };
 struct FixtureCase {
   const char* model;  // file stem under fixtures/models
   Precision precision;
+  int n_gpu_layers = 0;    // > 0: the last layers on the GPU (skipped without one); > n_layers: the output too
+  bool kv_offload = true;  // false: the GPU layers' K/V and attention on the CPU
 };
 
 std::vector<int32_t> read_ids(const std::filesystem::path& path) {
@@ -109,6 +112,8 @@ struct SequenceResult {
 SequenceResult run_sequence(const Model& model, const FixtureCase& fc, const std::string& seq) {
   SequenceResult r;
   const std::string stem = fmt::format("{}.{}", fc.model, seq);
+  const std::string label =
+      fc.n_gpu_layers == 0 ? stem : fmt::format("{} ngl {}{}", stem, fc.n_gpu_layers, fc.kv_offload ? "" : " nkvo");
   const std::vector<int32_t> tokens = read_ids(test::fixture_path(fmt::format("ref/{}.txt", seq)));
   const std::vector<float> ref = test::read_f32_file(test::fixture_path(fmt::format("ref/{}.logits.f32", stem)));
   r.want_greedy = read_ids(test::fixture_path(fmt::format("ref/{}.greedy.txt", stem)));
@@ -117,7 +122,8 @@ SequenceResult run_sequence(const Model& model, const FixtureCase& fc, const std
   EXPECT_EQ(ref.size(), tokens.size() * n_vocab);
   if (tokens.empty() || ref.size() != tokens.size() * n_vocab) return r;
 
-  auto ctx = Context::create(model, {.n_ctx = 256, .n_threads = 2});
+  auto ctx = Context::create(
+      model, {.n_ctx = 256, .n_threads = 2, .n_gpu_layers = fc.n_gpu_layers, .kv_offload = fc.kv_offload});
   EXPECT_TRUE(ctx.ok()) << ctx.error().message;
   if (!ctx) return r;
   auto logits = ctx->decode(tokens, Logits::All);
@@ -132,7 +138,7 @@ SequenceResult run_sequence(const Model& model, const FixtureCase& fc, const std
   std::cout << fmt::format(
       "[fixture] {:28} positions {:3}  rms/std {:.3e}  max/std {:.3e}  argmax {:6.2f}%  "
       "greedy same prefix {}/{}\n",
-      stem, r.positions, r.comparison.rms_over_std, r.comparison.max_over_std, 100 * r.comparison.argmax_agreement,
+      label, r.positions, r.comparison.rms_over_std, r.comparison.max_over_std, 100 * r.comparison.argmax_agreement,
       same, r.want_greedy.size());
   return r;
 }
@@ -153,6 +159,9 @@ double half_tolerance(const char* model) { return std::string_view(model).ends_w
 
 TEST_P(ForwardFixtureTest, MatchesLlamaCppLogits) {
   const FixtureCase& fc = GetParam();
+  if (fc.n_gpu_layers != 0 && cuda_devices().empty()) {
+    GTEST_SKIP() << (cuda_compiled() ? "no CUDA device visible" : "built without the CUDA backend");
+  }
   auto model = Model::load(test::fixture_path(fmt::format("models/{}.gguf", fc.model)).string());
   ASSERT_TRUE(model.ok()) << model.error().message;
 
@@ -202,14 +211,32 @@ std::vector<FixtureCase> all_cases() {
   };
 }
 
+// The same comparisons with layers on the GPU: 2 of the 4 (the CPU hands the residual stream over halfway,
+// the output stays on the CPU) and all of them with the output layer (-ngl 99); the Q4_K_M model also with
+// K/V and attention left on the CPU. The GPU decodes the weights exactly and multiplies in f32 (one token at
+// a time) or with f16 operands and f32 sums (batches), so it lands within the same tolerances. stories260K's
+// FFN of 172 values is not whole 32-value pieces, which the GPU kernels need: the CPU runs it.
+std::vector<FixtureCase> gpu_cases() {
+  std::vector<FixtureCase> cases;
+  for (const FixtureCase& fc : all_cases()) {
+    if (std::string_view(fc.model) == "stories260K") continue;
+    for (int ngl : {2, 99}) cases.push_back({fc.model, fc.precision, ngl});
+  }
+  cases.push_back({"fixture-llama-Q4_K_M", Precision::Quantized, 99, false});
+  return cases;
+}
+
 std::string case_name(const ::testing::TestParamInfo<FixtureCase>& info) {
   std::string name = info.param.model;
+  if (info.param.n_gpu_layers != 0) name += fmt::format("_ngl{}", info.param.n_gpu_layers);
+  if (!info.param.kv_offload) name += "_nkvo";
   std::replace_if(
       name.begin(), name.end(), [](char ch) { return !std::isalnum(static_cast<unsigned char>(ch)); }, '_');
   return name;
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, ForwardFixtureTest, ::testing::ValuesIn(all_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(GpuOffload, ForwardFixtureTest, ::testing::ValuesIn(gpu_cases()), case_name);
 
 }  // namespace
 }  // namespace infertune

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The GPU checks, on a machine with a CUDA device: the CUDA kernel tests, the whole-model tests with layers
+# offloaded (logits against llama.cpp's on the fixtures), then `infertune bench` at -ngl 0 / half / all on
+# synthetic llama-1b and llama-8b Q4_K_M files and `batched-bench` fully offloaded.
+#   bench/gpu_check.sh BUILD_DIR WORK_DIR     (WORK_DIR receives the synthetic models; ~6 GB)
+# Prints everything; exits non-zero when a test fails.
+set -uo pipefail
+build=${1:?usage: bench/gpu_check.sh BUILD_DIR WORK_DIR}
+work=${2:?usage: bench/gpu_check.sh BUILD_DIR WORK_DIR}
+bin=$build/sweeps/infertune
+mkdir -p "$work"
+status=0
+skip=${GPU_CHECK_SKIP:+-$GPU_CHECK_SKIP}  # gtest patterns to leave out (e.g. fixtures not at hand)
+
+section() { echo; echo "=== $* ($(date +%T))"; }
+
+section "device"
+nvidia-smi --query-gpu=name,memory.total,clocks.max.memory,driver_version --format=csv || true
+"$bin" --version
+
+section "CUDA kernel tests"
+"$build/tests/kernels_tests" --gtest_filter="*Cuda*:*BlockDecode*$skip" --gtest_brief=1 || status=1
+
+section "offload tests (fixture logits with -ngl 2 / 99 against llama.cpp's)"
+"$build/tests/engine_tests" --gtest_filter="GpuOffload*:OffloadSplit*$skip" --gtest_brief=1 >"$work/offload_tests.log" 2>&1 ||
+  status=1
+grep -E '^\[fixture\]|FAILED|PASSED|SKIPPED|Failure|Expected|Which is|actual|Value of|terminate|what\(\)' \
+  "$work/offload_tests.log"
+[ "$status" -eq 0 ] || tail -n 15 "$work/offload_tests.log"
+
+# The 8B file runs fewer and shorter tests: at -ngl 0 it is the CPU's speed.
+for spec in "llama-1b -p 512 -n 128 -r 3" "llama-8b -p 256 -n 32 -r 2"; do
+  read -r preset test_flags <<<"$spec"
+  [[ " ${GPU_CHECK_PRESETS:-llama-1b llama-8b} " == *" $preset "* ]] || continue
+  model=$work/$preset-q4_k_m.gguf
+  section "synth $preset"
+  [ -f "$model" ] || "$bin" synth --preset "$preset" --type q4_k_m -o "$model" >/dev/null || { status=1; continue; }
+  layers=$("$bin" inspect "$model" 2>/dev/null | awk '/block_count/ {print $NF; exit}')
+  half=$((${layers:-16} / 2))
+  section "bench $preset -ngl 0,$half,99"
+  # shellcheck disable=SC2086
+  "$bin" bench -m "$model" -ngl "0,$half,99" $test_flags -t "$(nproc)" || status=1
+done
+
+section "batched-bench llama-8b -ngl 99"
+[ -f "$work/llama-8b-q4_k_m.gguf" ] && "$bin" batched-bench -m "$work/llama-8b-q4_k_m.gguf" -ngl 99 -npp 128 -ntg 64 -npl 1,4,16 -t "$(nproc)" || status=1
+exit $status

@@ -1,0 +1,521 @@
+#include "engine/gpu/gpu_offload.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "engine/arch/transformer_blocks.h"
+#include "kernels/cuda/device_ops.h"
+#include "kernels/cuda/device_runtime.h"
+#include "kernels/ops/rope.h"
+
+namespace infertune {
+namespace {
+
+constexpr size_t kStagingBytes = size_t{64} << 20;    // pinned buffer the weights go through
+constexpr size_t kF16ChunkValues = size_t{32} << 20;  // most weight values decoded to f16 at once (64 MiB)
+constexpr size_t kProgressBytes = size_t{1} << 30;    // uploads larger than this report their progress
+constexpr double kMiB = 1024.0 * 1024.0;
+
+uint32_t type_id(GgmlType t) { return static_cast<uint32_t>(t); }
+
+// The bytes of a weight as the file stores them: a repacked matrix's WeightMatrix::data is interleaved for
+// the CPU kernels, but the file's mapping still holds the original rows.
+std::span<const std::byte> file_layout_bytes(const Model& model, const WeightMatrix& w) {
+  if (w.layout == WeightLayout::rows) return w.data;
+  const GgufTensorInfo* info = model.file().find_tensor(w.name);
+  return info ? model.file().tensor_data(*info) : std::span<const std::byte>{};
+}
+
+size_t head_bytes(GgmlType type, uint32_t head_dim) {
+  const GgmlTypeTraits& t = ggml_type_traits(type);
+  return head_dim / t.block_elements * t.block_bytes;
+}
+
+// Page-locked memory for the duration of the upload (pageable copies when it cannot be had).
+struct PinnedStaging {
+  void* ptr = nullptr;
+  PinnedStaging() {
+    if (cuda::host_alloc_pinned(&ptr, kStagingBytes) != 0) ptr = nullptr;
+  }
+  ~PinnedStaging() { cuda::host_free_pinned(ptr); }
+};
+
+}  // namespace
+
+// Prints "uploading ... n%" to stderr for uploads large enough to keep a user waiting.
+class UploadProgress {
+ public:
+  UploadProgress(size_t total, int device) : total_(total), device_(device) {}
+  void advance(size_t bytes) {
+    done_ += bytes;
+    if (total_ < kProgressBytes) return;
+    const int percent = static_cast<int>(100.0 * done_ / total_);
+    if (percent / 10 == shown_ / 10 && done_ < total_) return;
+    shown_ = percent;
+    std::fprintf(stderr, "\rinfertune: uploading %.0f MiB of weights to GPU %d: %3d%%", total_ / kMiB, device_,
+                 percent);
+    if (done_ >= total_) std::fprintf(stderr, "\n");
+  }
+
+ private:
+  size_t total_;
+  int device_;
+  size_t done_ = 0;
+  int shown_ = -10;
+};
+
+OffloadSplit offload_split(int n_gpu_layers, uint32_t n_layers) {
+  if (n_gpu_layers < 0) return {0, true};
+  const auto n = static_cast<uint32_t>(n_gpu_layers);
+  return {n_layers - std::min(n, n_layers), n > n_layers};
+}
+
+GpuOffload::GpuOffload(const Model& model, const GpuOffloadParams& params, OffloadSplit split)
+    : model_(&model), params_(params), split_(split) {}
+
+GpuOffload::~GpuOffload() {
+  if (stream_) cuda::stream_synchronize(stream_);
+  cuda::blas_destroy(blas_);
+  cuda::stream_destroy(stream_);
+}
+
+Result<std::unique_ptr<GpuOffload>> GpuOffload::create(const Model& model, const GpuOffloadParams& params) {
+  int count = 0;
+  if (int code = cuda::device_count(&count); code != 0 || count == 0) {
+    return fail("-ngl {}: no CUDA device ({})", params.n_gpu_layers,
+                code != 0 ? cuda::error_text(code) : std::string("the driver reports none"));
+  }
+  if (params.main_gpu < 0 || params.main_gpu >= count) {
+    return fail("-mg {}: there {} {} CUDA device{} (0..{})", params.main_gpu, count == 1 ? "is" : "are", count,
+                count == 1 ? "" : "s", count - 1);
+  }
+  if (Status s = cuda_status(cuda::set_device(params.main_gpu), "selecting the GPU"); !s) return s.error();
+  if (params.kv_offload) {
+    for (GgmlType t : {params.type_k, params.type_v}) {
+      if (!cuda::kv_type_supported(type_id(t))) {
+        return fail("KV cache type {}: the GPU cache takes f32, f16, bf16, q8_0 or q4_0", ggml_type_name(t));
+      }
+    }
+  }
+  const ModelConfig& c = model.config();
+  std::unique_ptr<GpuOffload> gpu(new GpuOffload(model, params, offload_split(params.n_gpu_layers, c.n_layers)));
+  if (Status s = cuda_status(cuda::stream_create(&gpu->stream_), "creating a CUDA stream"); !s) return s.error();
+  if (Status s = cuda_status(cuda::blas_create(&gpu->blas_, gpu->stream_), "starting cuBLAS"); !s) return s.error();
+  if (Status s = gpu->upload_weights(); !s) return s.error();
+  if (Status s = gpu->allocate_kv(); !s) return s.error();
+  if (Status s = gpu->allocate_activations(); !s) return s.error();
+  return gpu;
+}
+
+Result<DeviceBuffer> GpuOffload::allocate(size_t bytes, std::string_view what, size_t GpuMemoryUse::*account) {
+  if (params_.memory_budget != 0 && memory_.total() + bytes > params_.memory_budget) {
+    return fail("out of GPU memory for {}: it needs {:.1f} MiB, {:.1f} MiB of the {:.1f} MiB budget are free", what,
+                bytes / kMiB, (params_.memory_budget - std::min(params_.memory_budget, memory_.total())) / kMiB,
+                params_.memory_budget / kMiB);
+  }
+  auto buffer = DeviceBuffer::allocate(bytes, what);
+  if (buffer) memory_.*account += bytes;
+  return buffer;
+}
+
+// ---- weights ----
+
+Status GpuOffload::upload_weights() {
+  const ModelWeights& w = model_->weights();
+  const uint32_t n_layers = model_->config().n_layers;
+  size_t total = 0;
+  for (uint32_t il = split_.first_layer; il < n_layers; ++il) {
+    const LayerWeights& l = w.layers[il];
+    for (const WeightMatrix* m :
+         {&l.attn_q, &l.attn_k, &l.attn_v, &l.attn_output, &l.ffn_gate, &l.ffn_up, &l.ffn_down}) {
+      total += m->data.size();
+    }
+  }
+  if (split_.output) total += w.output.data.size();
+  PinnedStaging staging;
+  UploadProgress progress(total, params_.main_gpu);
+  staging_ = staging.ptr;
+  progress_ = &progress;
+
+  layers_.resize(n_layers - split_.first_layer);
+  for (uint32_t il = split_.first_layer; il < n_layers; ++il) {
+    const LayerWeights& src = w.layers[il];
+    Layer& dst = layers_[il - split_.first_layer];
+    struct VectorSlot {
+      DeviceBuffer* dst;
+      const std::vector<float>* src;
+      const char* name;
+    };
+    for (const VectorSlot& v :
+         {VectorSlot{&dst.attn_norm, &src.attn_norm, "attn_norm"}, VectorSlot{&dst.ffn_norm, &src.ffn_norm, "ffn_norm"},
+          VectorSlot{&dst.q_bias, &src.attn_q_bias, "attn_q.bias"},
+          VectorSlot{&dst.k_bias, &src.attn_k_bias, "attn_k.bias"},
+          VectorSlot{&dst.v_bias, &src.attn_v_bias, "attn_v.bias"}}) {
+      if (v.src->empty()) continue;
+      auto buffer = upload_vector(*v.src, fmt::format("blk.{}.{}", il, v.name));
+      if (!buffer) return buffer.error();
+      *v.dst = std::move(*buffer);
+    }
+    struct MatrixSlot {
+      Matrix* dst;
+      const WeightMatrix* src;
+    };
+    for (const MatrixSlot& m :
+         {MatrixSlot{&dst.q, &src.attn_q}, MatrixSlot{&dst.k, &src.attn_k}, MatrixSlot{&dst.v, &src.attn_v},
+          MatrixSlot{&dst.o, &src.attn_output}, MatrixSlot{&dst.gate, &src.ffn_gate}, MatrixSlot{&dst.up, &src.ffn_up},
+          MatrixSlot{&dst.down, &src.ffn_down}}) {
+      auto matrix = upload_matrix(*m.src);
+      if (!matrix) return matrix.error();
+      *m.dst = std::move(*matrix);
+    }
+  }
+  if (split_.output) {
+    auto norm = upload_vector(w.output_norm, "output_norm");
+    if (!norm) return norm.error();
+    output_norm_ = std::move(*norm);
+    auto matrix = upload_matrix(w.output);
+    if (!matrix) return matrix.error();
+    output_ = std::move(*matrix);
+  }
+  staging_ = nullptr;
+  progress_ = nullptr;
+  return cuda_status(cuda::stream_synchronize(stream_), "uploading the weights");
+}
+
+Status GpuOffload::copy_up(void* dst, const void* src, size_t bytes, std::string_view what) {
+  const auto* from = static_cast<const std::byte*>(src);
+  auto* to = static_cast<std::byte*>(dst);
+  if (!staging_) return cuda_status(cuda::copy_to_device(to, from, bytes, stream_), what);
+  for (size_t done = 0; done < bytes; done += kStagingBytes) {
+    const size_t n = std::min(kStagingBytes, bytes - done);
+    // The staging buffer is reused: the previous piece must have left it.
+    if (Status s = cuda_status(cuda::stream_synchronize(stream_), what); !s) return s;
+    std::memcpy(staging_, from + done, n);
+    if (Status s = cuda_status(cuda::copy_to_device(to + done, staging_, n, stream_), what); !s) return s;
+  }
+  return cuda_status(cuda::stream_synchronize(stream_), what);
+}
+
+Result<GpuOffload::Matrix> GpuOffload::upload_matrix(const WeightMatrix& w) {
+  if (!cuda::weight_type_supported(type_id(w.type))) {
+    return fail("tensor '{}' ({}): no GPU kernel for this type", w.name, ggml_type_name(w.type));
+  }
+  if (w.n_cols % 32 != 0) {
+    return fail("tensor '{}': rows of {} values; the GPU kernels need multiples of 32 (run it on the CPU: lower -ngl)",
+                w.name, w.n_cols);
+  }
+  const std::span<const std::byte> bytes = file_layout_bytes(*model_, w);
+  if (bytes.empty()) return fail("tensor '{}': its file bytes are missing", w.name);
+  Matrix m;
+  m.type = w.type;
+  m.n_rows = static_cast<int64_t>(w.n_rows);
+  m.n_cols = static_cast<int64_t>(w.n_cols);
+  auto buffer = allocate(bytes.size(), fmt::format("tensor '{}'", w.name), &GpuMemoryUse::weights);
+  if (!buffer) return buffer.error();
+  m.data = std::move(*buffer);
+  if (Status s = copy_up(m.data.get(), bytes.data(), bytes.size(), fmt::format("uploading '{}'", w.name)); !s) {
+    return s.error();
+  }
+  if (progress_) progress_->advance(bytes.size());
+  return m;
+}
+
+Result<DeviceBuffer> GpuOffload::upload_vector(std::span<const float> values, std::string_view what) {
+  auto buffer = allocate(values.size_bytes(), what, &GpuMemoryUse::weights);
+  if (!buffer) return buffer.error();
+  if (Status s = copy_up(buffer->get(), values.data(), values.size_bytes(), what); !s) return s.error();
+  return buffer;
+}
+
+// ---- KV cache and activations ----
+
+Status GpuOffload::allocate_kv() {
+  if (!params_.kv_offload) return {};
+  const ModelConfig& c = model_->config();
+  if (c.head_dim % 32 != 0 || c.head_dim_v % 32 != 0) {
+    return fail("head size {}/{}: the GPU KV cache needs multiples of 32 (use --no-kv-offload)", c.head_dim,
+                c.head_dim_v);
+  }
+  const size_t k_bytes = head_bytes(params_.type_k, c.head_dim) * c.n_head_kv * params_.n_cells;
+  const size_t v_bytes = head_bytes(params_.type_v, c.head_dim_v) * c.n_head_kv * params_.n_cells;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const uint32_t il = split_.first_layer + static_cast<uint32_t>(i);
+    auto k =
+        allocate(k_bytes, fmt::format("the K cache of layer {} ({} cells)", il, params_.n_cells), &GpuMemoryUse::kv);
+    if (!k) return k.error();
+    auto v =
+        allocate(v_bytes, fmt::format("the V cache of layer {} ({} cells)", il, params_.n_cells), &GpuMemoryUse::kv);
+    if (!v) return v.error();
+    layers_[i].k_cache = std::move(*k);
+    layers_[i].v_cache = std::move(*v);
+  }
+  return {};
+}
+
+Status GpuOffload::allocate_activations() {
+  const ModelConfig& c = model_->config();
+  const size_t t = std::max<uint32_t>(params_.max_tokens, 1);
+  const size_t widest = std::max({c.n_embd, c.n_ff, c.attn_out_dim()});
+  struct Slot {
+    DeviceBuffer* dst;
+    size_t bytes;
+    const char* what;
+  };
+  std::vector<Slot> slots = {
+      {&act_.x, t * c.n_embd * 4, "activations (x)"},
+      {&act_.xn, t * c.n_embd * 4, "activations (xn)"},
+      {&act_.proj, t * c.n_embd * 4, "activations (proj)"},
+      {&act_.q, t * c.q_dim() * 4, "activations (q)"},
+      {&act_.k, t * c.k_dim() * 4, "activations (k)"},
+      {&act_.v, t * c.v_dim() * 4, "activations (v)"},
+      {&act_.attn, t * c.attn_out_dim() * 4, "activations (attention)"},
+      {&act_.gate, t * c.n_ff * 4, "activations (ffn gate)"},
+      {&act_.up, t * c.n_ff * 4, "activations (ffn up)"},
+      {&act_.cells, t * 4, "the ubatch's cells"},
+      {&act_.key_offset, t * 4, "the ubatch's key lists"},
+      {&act_.n_keys, t * 4, "the ubatch's key counts"},
+      {&act_.rope_cos, t * std::max<uint32_t>(c.n_rot / 2, 1) * 4, "rope angles"},
+      {&act_.rope_sin, t * std::max<uint32_t>(c.n_rot / 2, 1) * 4, "rope angles"},
+      {&act_.output_rows, t * 4, "the output rows"},
+  };
+  if (split_.output) slots.push_back({&act_.logits, t * c.n_vocab * 4, "the logits"});
+  if (t > static_cast<size_t>(cuda::kMatvecMaxTokens)) {
+    slots.push_back({&act_.weights_f16, kF16ChunkValues * 2, "the batched products' f16 weights"});
+    slots.push_back({&act_.input_f16, t * widest * 2, "the batched products' f16 input"});
+  }
+  for (const Slot& s : slots) {
+    auto buffer = allocate(s.bytes, s.what, &GpuMemoryUse::compute);
+    if (!buffer) return buffer.error();
+    *s.dst = std::move(*buffer);
+  }
+  return {};
+}
+
+// ---- one step ----
+
+Status GpuOffload::upload_ubatch(const ForwardPass& pass, const ForwardBatch& batch, size_t n) {
+  const KvUbatch& kv = batch.kv;
+  std::vector<int32_t> offset(n), n_keys(n);
+  std::vector<uint32_t> key_cells;
+  for (const KvAttentionGroup& g : kv.active_groups()) {
+    const auto base = static_cast<int32_t>(key_cells.size());
+    key_cells.insert(key_cells.end(), g.key_cells.begin(), g.key_cells.end());
+    for (size_t i = 0; i < g.rows.size(); ++i) {
+      offset[g.rows[i]] = base;
+      n_keys[g.rows[i]] = static_cast<int32_t>(g.n_keys[i]);
+    }
+  }
+  if (key_cells.size() > key_cells_capacity_) {
+    const size_t capacity = std::max(key_cells.size(), 2 * key_cells_capacity_);
+    act_.key_cells = DeviceBuffer();
+    memory_.compute -= key_cells_capacity_ * 4;
+    key_cells_capacity_ = 0;
+    auto buffer = allocate(capacity * 4, "the ubatch's key lists", &GpuMemoryUse::compute);
+    if (!buffer) return buffer.error();
+    act_.key_cells = std::move(*buffer);
+    key_cells_capacity_ = capacity;
+  }
+  const uint32_t half = pass.rope.n_rot / 2;
+  std::vector<float> cos(n * half), sin(n * half);
+  for (size_t t = 0; t < n && half > 0; ++t) {
+    rope_angles(pass.rope, kv.positions[t], std::span(cos).subspan(t * half, half),
+                std::span(sin).subspan(t * half, half));
+  }
+  struct Copy {
+    void* dst;
+    const void* src;
+    size_t bytes;
+  };
+  for (const Copy& c :
+       {Copy{act_.cells.get(), kv.cells.data(), n * 4}, Copy{act_.key_offset.get(), offset.data(), n * 4},
+        Copy{act_.n_keys.get(), n_keys.data(), n * 4},
+        Copy{act_.key_cells.get(), key_cells.data(), key_cells.size() * 4},
+        Copy{act_.rope_cos.get(), cos.data(), cos.size() * 4}, Copy{act_.rope_sin.get(), sin.data(), sin.size() * 4},
+        Copy{act_.output_rows.get(), batch.output_rows.data(), batch.output_rows.size() * 4}}) {
+    if (c.bytes == 0) continue;
+    if (Status s = cuda_status(cuda::copy_to_device(c.dst, c.src, c.bytes, stream_), "uploading the ubatch"); !s) {
+      return s;
+    }
+  }
+  // The host vectors above go out of scope: pageable copies are staged, but make sure before returning.
+  return cuda_status(cuda::stream_synchronize(stream_), "uploading the ubatch");
+}
+
+Status GpuOffload::linear(const Matrix& w, const float* x, size_t n, float* y) {
+  const auto type = type_id(w.type);
+  if (n <= static_cast<size_t>(cuda::kMatvecMaxTokens)) {
+    return cuda_status(cuda::matvec(type, w.data.get(), w.n_rows, w.n_cols, x, static_cast<int64_t>(n), y, stream_),
+                       "matrix-vector product");
+  }
+  if (w.type == GgmlType::F32) {
+    return cuda_status(
+        cuda::gemm_f32(blas_, w.data.as<float>(), w.n_rows, w.n_cols, x, static_cast<int64_t>(n), y, w.n_rows),
+        "cuBLAS f32 product");
+  }
+  if (Status s = cuda_status(cuda::convert_to_f16(x, static_cast<int64_t>(n) * w.n_cols, act_.input_f16.get(), stream_),
+                             "converting the input to f16");
+      !s) {
+    return s;
+  }
+  if (w.type == GgmlType::F16) {
+    return cuda_status(cuda::gemm_f16(blas_, w.data.get(), w.n_rows, w.n_cols, act_.input_f16.get(),
+                                      static_cast<int64_t>(n), y, w.n_rows),
+                       "cuBLAS f16 product");
+  }
+  // Decode a slice of rows at a time into the f16 buffer and multiply it into its columns of y.
+  const int64_t chunk_rows = std::max<int64_t>(1, static_cast<int64_t>(kF16ChunkValues) / w.n_cols);
+  const uint64_t row_bytes = w.data.bytes() / static_cast<uint64_t>(w.n_rows);
+  for (int64_t r0 = 0; r0 < w.n_rows; r0 += chunk_rows) {
+    const int64_t rows = std::min(chunk_rows, w.n_rows - r0);
+    const void* src = w.data.as<std::byte>() + r0 * row_bytes;
+    if (Status s = cuda_status(cuda::dequantize_to_f16(type, src, rows, w.n_cols, act_.weights_f16.get(), stream_),
+                               "decoding weights to f16");
+        !s) {
+      return s;
+    }
+    if (Status s = cuda_status(cuda::gemm_f16(blas_, act_.weights_f16.get(), rows, w.n_cols, act_.input_f16.get(),
+                                              static_cast<int64_t>(n), y + r0, w.n_rows),
+                               "cuBLAS f16 product");
+        !s) {
+      return s;
+    }
+  }
+  return {};
+}
+
+Status GpuOffload::layer_forward(const ForwardPass& pass, const ForwardBatch& batch, uint32_t il, size_t n) {
+  const ModelConfig& c = model_->config();
+  const Layer& l = layers_[il - split_.first_layer];
+  const auto tokens = static_cast<int64_t>(n);
+  float* x = act_.x.as<float>();
+  float* xn = act_.xn.as<float>();
+  float* q = act_.q.as<float>();
+  float* k = act_.k.as<float>();
+  float* v = act_.v.as<float>();
+  float* proj = act_.proj.as<float>();
+  float* gate = act_.gate.as<float>();
+  const std::string where = fmt::format("layer {} on the GPU", il);
+  auto step = [&](int code) { return cuda_status(code, where); };
+
+  if (Status s = step(cuda::rms_norm(x, l.attn_norm.as<float>(), c.rms_eps, tokens, c.n_embd, xn, stream_)); !s)
+    return s;
+  if (Status s = linear(l.q, xn, n, q); !s) return s;
+  if (Status s = linear(l.k, xn, n, k); !s) return s;
+  if (Status s = linear(l.v, xn, n, v); !s) return s;
+  struct Bias {
+    const DeviceBuffer* bias;
+    float* y;
+    uint32_t width;
+  };
+  for (const Bias& b : {Bias{&l.q_bias, q, c.q_dim()}, Bias{&l.k_bias, k, c.k_dim()}, Bias{&l.v_bias, v, c.v_dim()}}) {
+    if (b.bias->get() == nullptr) continue;
+    if (Status s = step(cuda::add_bias(b.y, b.bias->as<float>(), tokens, b.width, stream_)); !s) return s;
+  }
+  const bool neox = pass.rope.layout == RopeLayout::Neox;
+  const auto n_rot = static_cast<int>(pass.rope.n_rot);
+  const float* cos = act_.rope_cos.as<float>();
+  const float* sin = act_.rope_sin.as<float>();
+  if (Status s = step(cuda::rope(q, tokens, c.n_head, c.head_dim, n_rot, neox, cos, sin, stream_)); !s) return s;
+  if (Status s = step(cuda::rope(k, tokens, c.n_head_kv, c.head_dim, n_rot, neox, cos, sin, stream_)); !s) return s;
+
+  if (params_.kv_offload) {
+    const cuda::KvLayerView kview{l.k_cache.get(),
+                                  type_id(params_.type_k),
+                                  static_cast<int>(c.n_head_kv),
+                                  static_cast<int>(c.head_dim),
+                                  params_.n_cells,
+                                  head_bytes(params_.type_k, c.head_dim)};
+    const cuda::KvLayerView vview{l.v_cache.get(),
+                                  type_id(params_.type_v),
+                                  static_cast<int>(c.n_head_kv),
+                                  static_cast<int>(c.head_dim_v),
+                                  params_.n_cells,
+                                  head_bytes(params_.type_v, c.head_dim_v)};
+    const auto* cells = act_.cells.as<uint32_t>();
+    if (Status s = step(cuda::store_kv(k, tokens, cells, kview, stream_)); !s) return s;
+    if (Status s = step(cuda::store_kv(v, tokens, cells, vview, stream_)); !s) return s;
+    const cuda::AttentionKeys keys{act_.key_offset.as<int32_t>(), act_.n_keys.as<int32_t>(),
+                                   act_.key_cells.as<uint32_t>()};
+    const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+    if (Status s =
+            step(cuda::attention(q, tokens, c.n_head, kview, vview, keys, scale, act_.attn.as<float>(), stream_));
+        !s) {
+      return s;
+    }
+  } else if (Status s = attention_on_cpu(pass, batch, il, n); !s) {
+    return s;
+  }
+
+  if (Status s = linear(l.o, act_.attn.as<float>(), n, proj); !s) return s;
+  if (Status s = step(cuda::add(x, proj, tokens * c.n_embd, stream_)); !s) return s;
+  if (Status s = step(cuda::rms_norm(x, l.ffn_norm.as<float>(), c.rms_eps, tokens, c.n_embd, xn, stream_)); !s)
+    return s;
+  if (Status s = linear(l.gate, xn, n, gate); !s) return s;
+  if (Status s = linear(l.up, xn, n, act_.up.as<float>()); !s) return s;
+  if (Status s = step(cuda::silu_mul(gate, act_.up.as<float>(), tokens * c.n_ff, gate, stream_)); !s) return s;
+  if (Status s = linear(l.down, gate, n, proj); !s) return s;
+  return step(cuda::add(x, proj, tokens * c.n_embd, stream_));
+}
+
+// --no-kv-offload: q, k and v come down, the CPU cache stores K/V and runs attention, the result goes up.
+Status GpuOffload::attention_on_cpu(const ForwardPass& pass, const ForwardBatch& batch, uint32_t il, size_t n) {
+  const ModelConfig& c = model_->config();
+  const BlockActivations a = block_activations(pass.scratch, c, n);
+  const std::string what = fmt::format("layer {}: moving attention's inputs to the CPU", il);
+  for (auto [dst, src] : {std::pair{a.q, act_.q.get()}, std::pair{a.k, act_.k.get()}, std::pair{a.v, act_.v.get()}}) {
+    if (Status s = cuda_status(cuda::copy_to_host(dst.data(), src, dst.size_bytes(), stream_), what); !s) return s;
+  }
+  store_kv(pass.cache, il, batch.kv, n, a.k, a.v);
+  if (Status s = causal_attention(pass.threads, pass.cache, il, c, batch.kv, n, a.q, a.attn, pass.scratch.attention);
+      !s) {
+    return s;
+  }
+  return cuda_status(cuda::copy_to_device(act_.attn.get(), a.attn.data(), a.attn.size_bytes(), stream_),
+                     fmt::format("layer {}: moving attention's output to the GPU", il));
+}
+
+Status GpuOffload::output_forward(const ForwardBatch& batch) {
+  const ModelConfig& c = model_->config();
+  const auto n_out = static_cast<int64_t>(batch.output_rows.size());
+  if (n_out == 0) return {};
+  float* xn = act_.xn.as<float>();
+  const std::string where = "the output layer on the GPU";
+  if (Status s = cuda_status(
+          cuda::gather_rows(act_.x.as<float>(), act_.output_rows.as<uint32_t>(), n_out, c.n_embd, xn, stream_), where);
+      !s) {
+    return s;
+  }
+  if (Status s =
+          cuda_status(cuda::rms_norm(xn, output_norm_.as<float>(), c.rms_eps, n_out, c.n_embd, xn, stream_), where);
+      !s) {
+    return s;
+  }
+  if (Status s = linear(output_, xn, static_cast<size_t>(n_out), act_.logits.as<float>()); !s) return s;
+  return cuda_status(cuda::copy_to_host(batch.logits.data(), act_.logits.get(),
+                                        static_cast<size_t>(n_out) * c.n_vocab * sizeof(float), stream_),
+                     "copying the logits from the GPU");
+}
+
+Status GpuOffload::forward(const ForwardPass& pass, const ForwardBatch& batch, std::span<float> x) {
+  const ModelConfig& c = model_->config();
+  const size_t n = batch.tokens.size();
+  if (n > params_.max_tokens) {
+    return fail("a ubatch of {} tokens on the GPU, which was set up for {} (-ub)", n, params_.max_tokens);
+  }
+  if (Status s = cuda_status(cuda::set_device(params_.main_gpu), "selecting the GPU"); !s) return s;
+  if (Status s = upload_ubatch(pass, batch, n); !s) return s;
+  const size_t x_bytes = n * c.n_embd * sizeof(float);
+  if (Status s = cuda_status(cuda::copy_to_device(act_.x.get(), x.data(), x_bytes, stream_), "moving x to the GPU");
+      !s) {
+    return s;
+  }
+  for (uint32_t il = split_.first_layer; il < c.n_layers; ++il) {
+    if (Status s = layer_forward(pass, batch, il, n); !s) return s;
+  }
+  if (split_.output) return output_forward(batch);
+  return cuda_status(cuda::copy_to_host(x.data(), act_.x.get(), x_bytes, stream_), "moving x back from the GPU");
+}
+
+}  // namespace infertune

@@ -1,0 +1,151 @@
+// The GPU's weight products against the reference decoder: for every weight type, the matrix-vector kernel
+// (1, 3 and 8 tokens) and the batched path (f16 decode + cuBLAS, or f32 cuBLAS) give W x as computed in
+// double from dequantize_row's values, within a written tolerance relative to sum |w| |x| of each output:
+//   matrix-vector: 1e-5 (f32 accumulation of exactly decoded weights, only the order of the sum differs)
+//   batched f16:   2e-3 (weights and activations rounded to f16: 2^-11 each, f32 accumulation)
+//   batched f32:   1e-5
+// Skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "cuda_test_support.h"
+#include "kernels/cuda/block_decode_kernel.h"
+#include "kernels/cuda/device_ops.h"
+#include "kernels/ggml_type.h"
+#include "kernels/quant.h"
+
+namespace infertune {
+namespace {
+
+constexpr int64_t kRows = 37;  // not a multiple of the kernels' rows per block
+constexpr int64_t kCols = 512;
+
+struct Weights {
+  std::vector<std::byte> bytes;  // [kRows] rows in the type's blocks
+  std::vector<float> values;     // [kRows][kCols] as the reference decodes them
+};
+
+Weights make_weights(GgmlType type, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const GgmlTypeTraits& t = ggml_type_traits(type);
+  const size_t row_bytes = kCols / t.block_elements * t.block_bytes;
+  Weights w;
+  w.bytes.resize(kRows * row_bytes);
+  w.values.resize(kRows * kCols);
+  std::vector<float> row(kCols);
+  for (int64_t r = 0; r < kRows; ++r) {
+    for (float& v : row) v = normal(rng) * (0.5f + static_cast<float>(r % 5));
+    const std::span<std::byte> dst(w.bytes.data() + r * row_bytes, row_bytes);
+    EXPECT_TRUE(quantize_row(type, row, dst).ok());
+    EXPECT_TRUE(dequantize_row(type, dst, std::span(w.values).subspan(r * kCols, kCols)).ok());
+  }
+  return w;
+}
+
+std::vector<float> random_activations(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  std::vector<float> x(n * kCols);
+  for (float& v : x) v = u(rng);
+  return x;
+}
+
+// Every y[t][r] against the double-precision product, within tol * sum |w||x|.
+void expect_products(const Weights& w, const std::vector<float>& x, int64_t n, const std::vector<float>& y, double tol,
+                     const char* path) {
+  for (int64_t t = 0; t < n; ++t) {
+    for (int64_t r = 0; r < kRows; ++r) {
+      double exact = 0.0, magnitude = 0.0;
+      for (int64_t c = 0; c < kCols; ++c) {
+        exact += static_cast<double>(w.values[r * kCols + c]) * x[t * kCols + c];
+        magnitude += std::fabs(static_cast<double>(w.values[r * kCols + c]) * x[t * kCols + c]);
+      }
+      ASSERT_NEAR(y[t * kRows + r], exact, tol * magnitude + 1e-6) << path << " token " << t << " row " << r;
+    }
+  }
+}
+
+class CudaLinear : public ::testing::TestWithParam<GgmlType> {};
+
+TEST_P(CudaLinear, MatrixVectorMatchesTheReferenceDecode) {
+  INFERTUNE_SKIP_WITHOUT_GPU();
+  const GgmlType type = GetParam();
+  ASSERT_TRUE(cuda::weight_type_supported(static_cast<uint32_t>(type)));
+  const Weights w = make_weights(type, 11);
+  const auto dw = test::to_device(w.bytes);
+  for (int64_t n : {1, 3, 8}) {
+    const std::vector<float> x = random_activations(n, 5 + static_cast<uint32_t>(n));
+    const auto dx = test::to_device(x);
+    const auto dy = test::device_zeros(n * kRows * sizeof(float));
+    ASSERT_EQ(cuda::matvec(static_cast<uint32_t>(type), dw.get(), kRows, kCols, static_cast<const float*>(dx.get()), n,
+                           static_cast<float*>(dy.get()), nullptr),
+              0);
+    expect_products(w, x, n, test::to_host<float>(dy, n * kRows), 1e-5, "matvec");
+  }
+}
+
+// The decoders every kernel builds on, in device code: the reference's values bit for bit.
+TEST_P(CudaLinear, DeviceDecodesTheReferenceBits) {
+  INFERTUNE_SKIP_WITHOUT_GPU();
+  const GgmlType type = GetParam();
+  const Weights w = make_weights(type, 13);
+  const auto dw = test::to_device(w.bytes);
+  const int64_t n_pieces = kRows * kCols / 32;  // the matrix's rows are one run of whole blocks
+  const auto dout = test::device_zeros(n_pieces * 32 * sizeof(float));
+  ASSERT_EQ(cuda::launch_decode_pieces(static_cast<uint32_t>(type), dw.get(), n_pieces, static_cast<float*>(dout.get()),
+                                       nullptr),
+            0);
+  const std::vector<float> got = test::to_host<float>(dout, n_pieces * 32);
+  ASSERT_EQ(std::memcmp(got.data(), w.values.data(), got.size() * sizeof(float)), 0) << ggml_type_name(type);
+}
+
+TEST_P(CudaLinear, BatchedProductMatchesTheReferenceDecode) {
+  INFERTUNE_SKIP_WITHOUT_GPU();
+  const GgmlType type = GetParam();
+  const Weights w = make_weights(type, 12);
+  const int64_t n = 21;
+  const std::vector<float> x = random_activations(n, 9);
+  const auto dw = test::to_device(w.bytes);
+  const auto dx = test::to_device(x);
+  const auto dy = test::device_zeros(n * kRows * sizeof(float));
+  void* blas = nullptr;
+  ASSERT_EQ(cuda::blas_create(&blas, nullptr), 0);
+  if (type == GgmlType::F32) {
+    ASSERT_EQ(cuda::gemm_f32(blas, static_cast<const float*>(dw.get()), kRows, kCols,
+                             static_cast<const float*>(dx.get()), n, static_cast<float*>(dy.get()), kRows),
+              0);
+    expect_products(w, x, n, test::to_host<float>(dy, n * kRows), 1e-5, "gemm_f32");
+  } else {
+    const auto w16 = test::device_zeros(kRows * kCols * 2);
+    const auto x16 = test::device_zeros(n * kCols * 2);
+    ASSERT_EQ(cuda::dequantize_to_f16(static_cast<uint32_t>(type), dw.get(), kRows, kCols, w16.get(), nullptr), 0);
+    ASSERT_EQ(cuda::convert_to_f16(static_cast<const float*>(dx.get()), n * kCols, x16.get(), nullptr), 0);
+    ASSERT_EQ(cuda::gemm_f16(blas, w16.get(), kRows, kCols, x16.get(), n, static_cast<float*>(dy.get()), kRows), 0);
+    expect_products(w, x, n, test::to_host<float>(dy, n * kRows), 2e-3, "gemm_f16");
+  }
+  cuda::blas_destroy(blas);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryWeightType, CudaLinear,
+                         ::testing::Values(GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0,
+                                           GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::IQ4_NL,
+                                           GgmlType::IQ4_XS, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K,
+                                           GgmlType::Q5_K, GgmlType::Q6_K),
+                         [](const auto& info) { return std::string(ggml_type_name(info.param)); });
+
+TEST(CudaLinearTypes, EveryTypeTheCpuRunsHasAGpuKernel) {
+  for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_1,
+                     GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::Q2_K, GgmlType::Q3_K,
+                     GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) {
+    EXPECT_EQ(cuda::weight_type_supported(static_cast<uint32_t>(t)), cuda_compiled()) << ggml_type_name(t);
+  }
+  EXPECT_FALSE(cuda::weight_type_supported(static_cast<uint32_t>(GgmlType::Q8_K)));
+}
+
+}  // namespace
+}  // namespace infertune
