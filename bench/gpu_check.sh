@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The GPU checks, on a machine with a CUDA device: the CUDA kernel tests, the whole-model tests with layers
-# offloaded (logits against llama.cpp's on the fixtures), then `infertune bench` at -ngl 0 / half / all on
-# synthetic llama-1b and llama-8b Q4_K_M files and `batched-bench` fully offloaded.
+# The GPU checks, on a machine with a CUDA device: the probe's GPU figures, the CUDA kernel tests, the
+# whole-model tests with layers offloaded (logits against llama.cpp's on the fixtures), `infertune bench` at
+# -ngl 0 / half / all on synthetic llama-1b and llama-8b Q4_K_M files, a sweep over -ngl (auto included)
+# with its recommendation, and `batched-bench` fully offloaded.
 #   bench/gpu_check.sh BUILD_DIR WORK_DIR     (WORK_DIR receives the synthetic models; ~6 GB)
 # Prints everything; exits non-zero when a test fails.
 set -uo pipefail
@@ -18,15 +19,22 @@ section "device"
 nvidia-smi --query-gpu=name,memory.total,clocks.max.memory,driver_version --format=csv || true
 "$bin" --version
 
+section "probe"
+"$bin" probe --refresh || status=1
+
 section "CUDA kernel tests"
-"$build/tests/kernels_tests" --gtest_filter="*Cuda*:*BlockDecode*$skip" --gtest_brief=1 || status=1
+"$build/tests/kernels_tests" --gtest_filter="*Cuda*:*BlockDecode*:Nvml*$skip" --gtest_brief=1 || status=1
 
 section "offload tests (fixture logits with -ngl 2 / 99 against llama.cpp's)"
-"$build/tests/engine_tests" --gtest_filter="GpuOffload*:OffloadSplit*$skip" --gtest_brief=1 >"$work/offload_tests.log" 2>&1 ||
+"$build/tests/engine_tests" --gtest_filter="GpuOffload*:OffloadSplit*:GpuMemory*$skip" --gtest_brief=1 >"$work/offload_tests.log" 2>&1 ||
   status=1
 grep -E '^\[fixture\]|FAILED|PASSED|SKIPPED|Failure|Expected|Which is|actual|Value of|terminate|what\(\)' \
   "$work/offload_tests.log"
 [ "$status" -eq 0 ] || tail -n 15 "$work/offload_tests.log"
+
+section "GPU probe and trial-metric tests"
+"$build/tests/bench_tests" --gtest_filter="GpuPeak*:ProbeCommand*:*Roofline*$skip" --gtest_brief=1 || status=1
+"$build/tests/sweeps_tests" --gtest_filter="TrialWorkload.Gpu*:*GpuSampler*$skip" --gtest_brief=1 || status=1
 
 # The 8B file runs fewer and shorter tests: at -ngl 0 it is the CPU's speed.
 for spec in "llama-1b -p 512 -n 128 -r 3" "llama-8b -p 256 -n 32 -r 2"; do
@@ -41,6 +49,13 @@ for spec in "llama-1b -p 512 -n 128 -r 3" "llama-8b -p 256 -n 32 -r 2"; do
   # shellcheck disable=SC2086
   "$bin" bench -m "$model" -ngl "0,$half,99" $test_flags -t "$(nproc)" || status=1
 done
+
+section "sweep over -ngl on llama-1b, then its recommendation"
+model=$work/llama-1b-q4_k_m.gguf
+if [ -f "$model" ]; then
+  "$bin" sweep -m "$model" -ngl 0,8,16,17,auto -p 512 -n 64 -t "$(nproc)" --min-reps 2 --max-reps 3 \
+    --db "$work/sweep.db" || status=1
+fi
 
 section "batched-bench llama-8b -ngl 99"
 [ -f "$work/llama-8b-q4_k_m.gguf" ] && "$bin" batched-bench -m "$work/llama-8b-q4_k_m.gguf" -ngl 99 -npp 128 -ntg 64 -npl 1,4,16 -t "$(nproc)" || status=1

@@ -8,8 +8,8 @@
 
 #include "bench/llama_bench/bench_params.h"
 #include "bench/llama_bench/model_facts.h"
-#include "engine/arch/op_profile.h"
 #include "bench/llama_bench/test_matrix.h"
+#include "engine/arch/op_profile.h"
 
 namespace infertune {
 
@@ -17,6 +17,9 @@ namespace infertune {
 struct ReadBandwidth {
   double one_core_gbps = 0;
   double all_cores_gbps = 0;
+  // [CUDA device index]: each GPU's measured copy bandwidth (the probe's, bench/probe/gpu_peak.h), 0 where
+  // it was not measured; empty without GPUs. The roofline of -ngl > 0 tests.
+  std::vector<double> gpu_gbps;
   // What `threads` threads can read: a core's worth each, up to all cores' (one thread cannot use the whole
   // machine's memory system, so its roofline is one core's figure).
   double for_threads(unsigned threads) const;
@@ -24,9 +27,9 @@ struct ReadBandwidth {
 
 struct RunInfo {
   std::string build_commit;
-  std::string cpu_info;  // CPU model name
-  std::string gpu_info;  // GPU names, ", "-separated; empty without one
-  std::string backends;  // "CPU"
+  std::string cpu_info;                         // CPU model name
+  std::string gpu_info;                         // GPU names, ", "-separated; empty without one
+  std::string backends;                         // "CPU"
   std::optional<ReadBandwidth> read_bandwidth;  // absent: no probe
 };
 

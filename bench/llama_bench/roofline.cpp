@@ -19,6 +19,12 @@ double ReadBandwidth::for_threads(unsigned threads) const {
 
 std::optional<double> roofline_gbps(const BenchResult& result, const std::optional<ReadBandwidth>& bandwidth) {
   if (!bandwidth) return std::nullopt;
+  // -ngl auto on a host without GPUs runs on the CPU: the host's figure then.
+  if (result.test.settings.n_gpu_layers != 0 && !bandwidth->gpu_gbps.empty()) {
+    const int gpu = result.test.settings.main_gpu;
+    if (gpu < 0 || size_t(gpu) >= bandwidth->gpu_gbps.size() || !(bandwidth->gpu_gbps[gpu] > 0)) return std::nullopt;
+    return bandwidth->gpu_gbps[gpu];
+  }
   const unsigned threads = result.threads_used ? result.threads_used : result.test.settings.placement.threads;
   const double gbps = bandwidth->for_threads(threads);
   return gbps > 0 ? std::optional(gbps) : std::nullopt;

@@ -4,7 +4,10 @@
 //    measured read bandwidth for the test's thread count (ReadBandwidth::for_threads: one core's figure for
 //    one thread, all cores' from as many threads as cores). One-token steps are bound by reading the
 //    weights, so this says how much of the memory system the engine's threads used. KV cache reads are not
-//    counted (they grow with depth).
+//    counted (they grow with depth). A test with -ngl != 0 is compared against its GPU's (-mg) measured
+//    copy bandwidth instead (the probe's, bytes read plus written, which a GPU's reads alone reach about as
+//    well); with part of the layers offloaded that ceiling is above what the mix of CPU and GPU can reach,
+//    so the percentage is low by the CPU layers' share of the time.
 //    pp and pp+tg tests have none: a prompt batch reuses each weight for many tokens and is bound by
 //    arithmetic, not by reading memory.
 //  - GOP/s, every test: the weight multiply-adds done per timed repetition (2 operations each: every layer

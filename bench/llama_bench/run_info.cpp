@@ -20,8 +20,15 @@ RunInfo gather_run_info(const BenchParams& params, BenchProgress& progress) {
       progress.note("warning: no host probe, so no roofline %: " + loaded.error().message);
     } else {
       for (const std::string& warning : loaded->warnings) progress.note("warning: " + warning);
-      run.read_bandwidth =
-          ReadBandwidth{loaded->probe.bandwidth.read_one_core.best, loaded->probe.bandwidth.read_all_cores.best};
+      run.read_bandwidth = ReadBandwidth{.one_core_gbps = loaded->probe.bandwidth.read_one_core.best,
+                                         .all_cores_gbps = loaded->probe.bandwidth.read_all_cores.best,
+                                         .gpu_gbps = {}};
+      for (const GpuFigures& gpu : loaded->probe.gpus) {
+        if (gpu.index < 0) continue;
+        auto& gbps = run.read_bandwidth->gpu_gbps;
+        if (gbps.size() <= size_t(gpu.index)) gbps.resize(gpu.index + 1, 0.0);
+        gbps[gpu.index] = gpu.copy_bandwidth_gbs.value_or(0.0);
+      }
     }
   }
   return run;

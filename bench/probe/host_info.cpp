@@ -9,6 +9,7 @@
 
 #include "kernels/cpu_features.h"
 #include "kernels/cuda/cuda_devices.h"
+#include "kernels/cuda/nvml.h"
 
 namespace infertune {
 namespace {
@@ -98,7 +99,18 @@ uint64_t total_ram_bytes() {
 std::vector<GpuInfo> read_gpus() {
   std::vector<GpuInfo> gpus;
   for (const CudaDevice& d : cuda_devices()) {
-    gpus.push_back({d.index, d.name, d.compute_major, d.compute_minor, d.memory_bytes});
+    GpuInfo& gpu = gpus.emplace_back();
+    gpu = {.index = d.index,
+           .name = d.name,
+           .compute_major = d.compute_major,
+           .compute_minor = d.compute_minor,
+           .memory_bytes = d.memory_bytes,
+           .pci_bus_id = d.pci_bus_id};
+    if (const auto nvml = nvml::nvml_static(d.index)) {
+      gpu.memory_bus_width_bits = nvml->bus_width_bits;
+      gpu.max_memory_clock_mhz = nvml->max_memory_clock_mhz;
+      gpu.theoretical_bandwidth_gbs = nvml->theoretical_bandwidth_gbps;
+    }
   }
   return gpus;
 }

@@ -2,6 +2,7 @@
 // What a host is, as opposed to what it measures: CPU identity and ISA, cores and hardware threads, caches,
 // NUMA nodes and their memory (hwloc), total RAM, OS, GPUs. The probe reports it and fingerprints it.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,11 +34,16 @@ struct OsInfo {
 };
 
 struct GpuInfo {
-  int index = 0;
+  int index = 0;  // CUDA's
   std::string name;
   int compute_major = 0;
   int compute_minor = 0;
   uint64_t memory_bytes = 0;
+  std::string pci_bus_id;  // "0000:65:00.0"
+  // The memory interface as NVML reports it (kernels/cuda/nvml.h); 0 and null where NVML is absent.
+  unsigned memory_bus_width_bits = 0;
+  unsigned max_memory_clock_mhz = 0;
+  std::optional<double> theoretical_bandwidth_gbs;  // 2 x max memory clock x bus width / 8
   bool operator==(const GpuInfo&) const = default;
 };
 
@@ -63,7 +69,7 @@ struct HostTopology {
   std::vector<int> core_cpus;  // [physical_cores]
 };
 
-// Reads the live host (hwloc topology, uname, sysconf, CPUID, the CUDA runtime). Errors only when hwloc
+// Reads the live host (hwloc topology, uname, sysconf, CPUID, the CUDA runtime, NVML). Errors only when hwloc
 // cannot load a topology.
 Result<HostTopology> read_host_topology();
 

@@ -23,6 +23,7 @@ Result<HostProbe> measure_host_probe(const HostTopology& topology) {
   auto compute = measure_compute_peak(topology.core_cpus, ComputePlan{});
   if (!compute) return fail("measuring compute peak: {}", compute.error().message);
   probe.compute = *compute;
+  probe.gpus = measure_gpu_peaks(topology.info.gpus, GpuPlan{});
 
   probe.measure_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return probe;

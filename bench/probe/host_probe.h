@@ -1,11 +1,13 @@
 #pragma once
 // The host probe: what the host is (host_info.h) and what it measures — DRAM bandwidth and arithmetic
-// peaks, the roofline figures bench and sweep compare achieved throughput against. Cached per host
-// (probe_cache.h); serialized by probe_json.h.
+// peaks, and each GPU's memory bandwidth and f16 GEMM peak: the roofline figures bench and sweep compare
+// achieved throughput against. Cached per host (probe_cache.h); serialized by probe_json.h.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "bench/probe/compute_peak.h"
+#include "bench/probe/gpu_peak.h"
 #include "bench/probe/host_info.h"
 #include "bench/probe/memory_bandwidth.h"
 #include "kernels/result.h"
@@ -19,6 +21,7 @@ struct HostProbe {
   HostInfo host;
   BandwidthFigures bandwidth;
   ComputeFigures compute;
+  std::vector<GpuFigures> gpus;  // one per host.gpus, in its order
   bool operator==(const HostProbe&) const = default;
 };
 

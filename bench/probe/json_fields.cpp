@@ -67,6 +67,17 @@ void JsonFields::get(std::string_view key, double& out) {
   }
 }
 
+void JsonFields::get(std::string_view key, std::optional<double>& out) {
+  const auto* j = field(key);
+  if (j && j->is_null()) {
+    out.reset();
+  } else if (j && j->is_number()) {
+    out = j->get<double>();
+  } else if (j) {
+    problem(key, "not a number or null");
+  }
+}
+
 void JsonFields::get(std::string_view key, int64_t& out) {
   const auto* j = field(key);
   if (j && j->is_number_integer() &&

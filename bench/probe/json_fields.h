@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,8 @@ class JsonFields {
   void get(std::string_view key, std::string& out);
   void get(std::string_view key, bool& out);
   void get(std::string_view key, double& out);
+  // A number, or null for "not known" (nullopt).
+  void get(std::string_view key, std::optional<double>& out);
   void get(std::string_view key, int64_t& out);
   void get(std::string_view key, uint64_t& out);
   void get(std::string_view key, unsigned& out);

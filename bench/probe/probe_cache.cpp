@@ -28,6 +28,15 @@ struct CachedProbe {
   std::string problem;
 };
 
+// A probe of an older format_version (an earlier infertune measured fewer figures) is outdated, not damaged.
+bool written_by_older_version(std::string_view text) {
+  const auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object()) return false;
+  const auto version = json.find("format_version");
+  return json.value("format", "") == "infertune-host-probe" && version != json.end() && version->is_number_integer() &&
+         version->get<int64_t>() < kHostProbeFormatVersion;
+}
+
 CachedProbe read_cache_file(const std::filesystem::path& file) {
   CachedProbe out;
   std::error_code ec;
@@ -51,6 +60,10 @@ CachedProbe read_cache_file(const std::filesystem::path& file) {
   in.seekg(0);
   std::string text(static_cast<size_t>(size), '\0');
   in.read(text.data(), size);
+  if (written_by_older_version(text)) {
+    out.state = CacheRead::missing;  // not damaged: measured again and replaced, without a warning
+    return out;
+  }
   auto probe = parse_host_probe(text);
   if (!probe) {
     out.problem = probe.error().message;
@@ -123,10 +136,14 @@ Result<LoadedProbe> load_or_measure_host_probe(const HostTopology& live, const P
       out.warnings.push_back(
           fmt::format("ignoring the cached host probe {}: it is for host {}", file.string(), cached.probe.fingerprint));
     } else if (cached.state == CacheRead::usable && is_fresh(cached.probe, options)) {
-      out.probe = std::move(cached.probe);
-      out.probe.host = live.info;
-      out.from_cache = true;
-      return out;
+      // A GPU the cached probe did not measure (one added, or made visible, since) needs a measurement.
+      if (auto gpus = figures_of_live_gpus(cached.probe.gpus, live.info.gpus)) {
+        out.probe = std::move(cached.probe);
+        out.probe.host = live.info;
+        out.probe.gpus = std::move(*gpus);
+        out.from_cache = true;
+        return out;
+      }
     }
   }
 

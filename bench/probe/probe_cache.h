@@ -38,7 +38,9 @@ struct LoadedProbe {
 using MeasureProbe = std::function<Result<HostProbe>(const HostTopology&)>;
 
 // A reused probe keeps its measured figures but takes the live host description (OS release, GPUs and the
-// memory figures may change without changing the fingerprint). Errors only when measuring fails.
+// memory figures may change without changing the fingerprint); it keeps the figures of the live GPUs only,
+// and a live GPU without figures means measuring again. A file of an older format version is measured again
+// silently. Errors only when measuring fails.
 Result<LoadedProbe> load_or_measure_host_probe(const HostTopology& live, const ProbeCacheOptions& options,
                                                const MeasureProbe& measure);
 

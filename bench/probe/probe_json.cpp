@@ -22,6 +22,10 @@ Rate read_rate(JsonFields fields) {
   return r;
 }
 
+nlohmann::ordered_json optional_json(const std::optional<double>& v) {
+  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
+
 nlohmann::ordered_json host_json(const HostInfo& h) {
   nlohmann::ordered_json caches = nlohmann::ordered_json::array();
   for (const auto& c : h.caches)
@@ -36,7 +40,11 @@ nlohmann::ordered_json host_json(const HostInfo& h) {
                     {"name", g.name},
                     {"compute_major", g.compute_major},
                     {"compute_minor", g.compute_minor},
-                    {"memory_bytes", g.memory_bytes}});
+                    {"memory_bytes", g.memory_bytes},
+                    {"pci_bus_id", g.pci_bus_id},
+                    {"memory_bus_width_bits", g.memory_bus_width_bits},
+                    {"max_memory_clock_mhz", g.max_memory_clock_mhz},
+                    {"theoretical_bandwidth_gbs", optional_json(g.theoretical_bandwidth_gbs)}});
   }
   return {
       {"cpu",
@@ -87,6 +95,10 @@ HostInfo read_host(JsonFields fields) {
     g.get("compute_major", gpu.compute_major);
     g.get("compute_minor", gpu.compute_minor);
     g.get("memory_bytes", gpu.memory_bytes);
+    g.get("pci_bus_id", gpu.pci_bus_id);
+    g.get("memory_bus_width_bits", gpu.memory_bus_width_bits);
+    g.get("max_memory_clock_mhz", gpu.max_memory_clock_mhz);
+    g.get("theoretical_bandwidth_gbs", gpu.theoretical_bandwidth_gbs);
   }
   return h;
 }
@@ -136,6 +148,35 @@ ComputeFigures read_compute(JsonFields fields) {
   return c;
 }
 
+nlohmann::ordered_json gpu_figures_json(const std::vector<GpuFigures>& figures) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const GpuFigures& f : figures) {
+    out.push_back({{"index", f.index},
+                   {"name", f.name},
+                   {"pci_bus_id", f.pci_bus_id},
+                   {"copy_bandwidth_gbs", optional_json(f.copy_bandwidth_gbs)},
+                   {"f16_gemm_tflops", optional_json(f.f16_gemm_tflops)},
+                   {"gemm_n", f.gemm_n},
+                   {"problem", f.problem}});
+  }
+  return out;
+}
+
+std::vector<GpuFigures> read_gpu_figures(JsonFields& root) {
+  std::vector<GpuFigures> figures;
+  for (JsonFields g : root.objects("gpus")) {
+    GpuFigures& f = figures.emplace_back();
+    g.get("index", f.index);
+    g.get("name", f.name);
+    g.get("pci_bus_id", f.pci_bus_id);
+    g.get("copy_bandwidth_gbs", f.copy_bandwidth_gbs);
+    g.get("f16_gemm_tflops", f.f16_gemm_tflops);
+    g.get("gemm_n", f.gemm_n);
+    g.get("problem", f.problem);
+  }
+  return figures;
+}
+
 }  // namespace
 
 std::string utc_timestamp(int64_t unix_seconds) {
@@ -156,7 +197,8 @@ nlohmann::ordered_json host_probe_to_json(const HostProbe& p) {
           {"measure_seconds", p.measure_seconds},
           {"host", host_json(p.host)},
           {"bandwidth", bandwidth_json(p.bandwidth)},
-          {"compute", compute_json(p.compute)}};
+          {"compute", compute_json(p.compute)},
+          {"gpus", gpu_figures_json(p.gpus)}};
 }
 
 std::string host_probe_to_text(const HostProbe& probe) {
@@ -182,6 +224,7 @@ Result<HostProbe> host_probe_from_json(const nlohmann::json& json) {
   p.host = read_host(root.object("host"));
   p.bandwidth = read_bandwidth(root.object("bandwidth"));
   p.compute = read_compute(root.object("compute"));
+  p.gpus = read_gpu_figures(root);
   if (!error.empty()) return fail("host probe: {}", error);
   return p;
 }

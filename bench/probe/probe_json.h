@@ -8,11 +8,17 @@
 //           "caches": [{"level": "L1d", "size_bytes", "count"}, ..],
 //           "numa_nodes": [{"os_index", "memory_bytes", "cpus": "0-7"}, ..], "memory_bytes",
 //           "os": {"name", "release", "version", "machine"},
-//           "gpus": [{"index", "name", "compute_major", "compute_minor", "memory_bytes"}, ..]},
+//           "gpus": [{"index", "name", "compute_major", "compute_minor", "memory_bytes", "pci_bus_id",
+//                     "memory_bus_width_bits", "max_memory_clock_mhz", "theoretical_bandwidth_gbs" | null}, ..]},
 //  "bandwidth": {"unit": "GB/s", "read_isa", "buffer_bytes",
 //                "read_all_cores" | "read_one_core" | "triad_all_cores": {"threads", "repetitions", "best", "median"}},
 //  "compute": {"f32_fma": {"unit": "GFLOP/s", "isa", "one_core": {..rate..}, "all_cores": {..rate..}},
-//              "int8_dot": {"unit": "GOP/s", "isa", "one_core": {..}, "all_cores": {..}}}}
+//              "int8_dot": {"unit": "GOP/s", "isa", "one_core": {..}, "all_cores": {..}}},
+//  "gpus": [{"index", "name", "pci_bus_id", "copy_bandwidth_gbs" | null, "f16_gemm_tflops" | null, "gemm_n",
+//            "problem": "" or why a figure is null}, ..]}
+//
+// Version 2 added the GPUs' measured figures ("gpus") and NVML's memory interface (host.gpus[]); a cache
+// file of an older version is measured again without a warning (probe_cache.cpp).
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -23,7 +29,7 @@
 
 namespace infertune {
 
-inline constexpr int kHostProbeFormatVersion = 1;
+inline constexpr int kHostProbeFormatVersion = 2;
 
 // Fields in the order documented above.
 nlohmann::ordered_json host_probe_to_json(const HostProbe& probe);

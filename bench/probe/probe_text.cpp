@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "bench/probe/probe_json.h"
+#include "kernels/cuda/cuda_devices.h"
 
 namespace infertune {
 namespace {
@@ -39,10 +42,46 @@ std::string host_text(const HostInfo& h) {
     out += fmt::format("numa node {}: {} local memory, cpus {}\n", n.os_index, size_text(n.memory_bytes), n.cpus);
   }
   out += fmt::format("os:         {} {} ({})\n", h.os.name, h.os.release, h.os.machine);
-  if (h.gpus.empty()) out += "gpus:       none\n";
-  for (const auto& g : h.gpus) {
-    out += fmt::format("gpu {}:      {} (compute {}.{}, {})\n", g.index, g.name, g.compute_major, g.compute_minor,
-                       size_text(g.memory_bytes));
+  return out;
+}
+
+std::string optional_text(const std::optional<double>& v, const char* unit) {
+  return v ? fmt::format("{:8.1f} {}", *v, unit) : fmt::format("{:>8} {}", "-", unit);
+}
+
+// One GPU: what it is, its measured figures (null: none) and NVML's theoretical bandwidth, the ceiling the
+// measured copy is a share of.
+std::string gpu_text(const GpuInfo& g, const GpuFigures* f) {
+  std::string out =
+      fmt::format("\nGPU {}: {} (compute {}.{}, {}{})\n", g.index, g.name, g.compute_major, g.compute_minor,
+                  size_text(g.memory_bytes), g.pci_bus_id.empty() ? "" : ", PCI " + g.pci_bus_id);
+  const std::optional<double> copy = f ? f->copy_bandwidth_gbs : std::nullopt;
+  std::string theoretical = "NVML theoretical: unknown (no NVML)";
+  if (g.theoretical_bandwidth_gbs) {
+    theoretical = fmt::format("NVML theoretical {:.1f} GB/s ({}-bit bus, {} MHz)", *g.theoretical_bandwidth_gbs,
+                              g.memory_bus_width_bits, g.max_memory_clock_mhz);
+    if (copy && *g.theoretical_bandwidth_gbs > 0) {
+      theoretical += fmt::format(": {:.0f}%", 100.0 * *copy / *g.theoretical_bandwidth_gbs);
+    }
+  }
+  out += fmt::format("  memory, copy (read + write)  {}; {}\n", optional_text(copy, "GB/s"), theoretical);
+  out += fmt::format("  f16 GEMM (cuBLAS, f32 acc.)  {}{}\n",
+                     optional_text(f ? f->f16_gemm_tflops : std::nullopt, "TFLOP/s"),
+                     f && f->gemm_n > 0 ? fmt::format(" (n = {})", f->gemm_n) : "");
+  if (!f) out += "  not measured\n";
+  if (f && !f->problem.empty()) out += fmt::format("  not measured: {}\n", f->problem);
+  return out;
+}
+
+std::string gpus_text(const HostProbe& p) {
+  if (p.host.gpus.empty()) {
+    return cuda_compiled() ? "\nGPUs: none visible\n" : "\nGPUs: none (this build has no CUDA backend)\n";
+  }
+  std::string out;
+  for (const GpuInfo& gpu : p.host.gpus) {
+    const auto f =
+        std::find_if(p.gpus.begin(), p.gpus.end(), [&](const GpuFigures& f) { return figures_describe(f, gpu); });
+    out += gpu_text(gpu, f == p.gpus.end() ? nullptr : &*f);
   }
   return out;
 }
@@ -63,6 +102,7 @@ std::string host_probe_report(const HostProbe& p, bool from_cache) {
   out += fmt::format("  f32 fma ({}), all cores    {}\n", c.f32_isa, rate_text(c.f32_all_cores, "GFLOP/s"));
   out += fmt::format("  int8 dot ({}), one core  {}\n", c.int8_isa, rate_text(c.int8_one_core, "GOP/s"));
   out += fmt::format("  int8 dot ({}), all cores {}\n", c.int8_isa, rate_text(c.int8_all_cores, "GOP/s"));
+  out += gpus_text(p);
   out += fmt::format("\n{} {} ({:.1f} s of measurement)\n", from_cache ? "cached, measured at" : "measured at",
                      utc_timestamp(p.measured_at_unix), p.measure_seconds);
   return out;

@@ -49,6 +49,9 @@ Result<Context> Context::create(const Model& model, const ContextParams& params)
   }
   Context ctx(model, p, std::move(*cache), std::move(own_pool), forward, *rope);
   ctx.scratch_.attention.resize(ctx.pool_->size());
+  if (p.n_gpu_layers == kGpuLayersAuto) {
+    return fail("-ngl auto: resolve it to a layer count first (make_context does, from the GPU's free memory)");
+  }
   if (p.n_gpu_layers != 0) {
     auto gpu = GpuOffload::create(model, {.n_gpu_layers = p.n_gpu_layers,
                                           .main_gpu = p.main_gpu,

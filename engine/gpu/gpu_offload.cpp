@@ -13,9 +13,8 @@
 namespace infertune {
 namespace {
 
-constexpr size_t kStagingBytes = size_t{64} << 20;    // pinned buffer the weights go through
-constexpr size_t kF16ChunkValues = size_t{32} << 20;  // most weight values decoded to f16 at once (64 MiB)
-constexpr size_t kProgressBytes = size_t{1} << 30;    // uploads larger than this report their progress
+constexpr size_t kStagingBytes = size_t{64} << 20;  // pinned buffer the weights go through
+constexpr size_t kProgressBytes = size_t{1} << 30;  // uploads larger than this report their progress
 constexpr double kMiB = 1024.0 * 1024.0;
 
 uint32_t type_id(GgmlType t) { return static_cast<uint32_t>(t); }
@@ -66,12 +65,6 @@ class UploadProgress {
   int shown_ = -10;
 };
 
-OffloadSplit offload_split(int n_gpu_layers, uint32_t n_layers) {
-  if (n_gpu_layers < 0) return {0, true};
-  const auto n = static_cast<uint32_t>(n_gpu_layers);
-  return {n_layers - std::min(n, n_layers), n > n_layers};
-}
-
 GpuOffload::GpuOffload(const Model& model, const GpuOffloadParams& params, OffloadSplit split)
     : model_(&model), params_(params), split_(split) {}
 
@@ -109,7 +102,7 @@ Result<std::unique_ptr<GpuOffload>> GpuOffload::create(const Model& model, const
   return gpu;
 }
 
-Result<DeviceBuffer> GpuOffload::allocate(size_t bytes, std::string_view what, size_t GpuMemoryUse::*account) {
+Result<DeviceBuffer> GpuOffload::allocate(size_t bytes, std::string_view what, uint64_t GpuMemoryUse::*account) {
   if (params_.memory_budget != 0 && memory_.total() + bytes > params_.memory_budget) {
     return fail("out of GPU memory for {}: it needs {:.1f} MiB, {:.1f} MiB of the {:.1f} MiB budget are free", what,
                 bytes / kMiB, (params_.memory_budget - std::min(params_.memory_budget, memory_.total())) / kMiB,
@@ -238,6 +231,7 @@ Status GpuOffload::allocate_kv() {
     return fail("head size {}/{}: the GPU KV cache needs multiples of 32 (use --no-kv-offload)", c.head_dim,
                 c.head_dim_v);
   }
+  // The two buffers of a layer add up to gpu_kv_bytes_per_layer, the memory model's figure.
   const size_t k_bytes = head_bytes(params_.type_k, c.head_dim) * c.n_head_kv * params_.n_cells;
   const size_t v_bytes = head_bytes(params_.type_v, c.head_dim_v) * c.n_head_kv * params_.n_cells;
   for (size_t i = 0; i < layers_.size(); ++i) {
@@ -255,37 +249,34 @@ Status GpuOffload::allocate_kv() {
 }
 
 Status GpuOffload::allocate_activations() {
-  const ModelConfig& c = model_->config();
-  const size_t t = std::max<uint32_t>(params_.max_tokens, 1);
-  const size_t widest = std::max({c.n_embd, c.n_ff, c.attn_out_dim()});
+  const ActivationSizes sizes = activation_sizes(model_->config(), params_.max_tokens, split_.output);
   struct Slot {
     DeviceBuffer* dst;
     size_t bytes;
     const char* what;
   };
-  std::vector<Slot> slots = {
-      {&act_.x, t * c.n_embd * 4, "activations (x)"},
-      {&act_.xn, t * c.n_embd * 4, "activations (xn)"},
-      {&act_.proj, t * c.n_embd * 4, "activations (proj)"},
-      {&act_.q, t * c.q_dim() * 4, "activations (q)"},
-      {&act_.k, t * c.k_dim() * 4, "activations (k)"},
-      {&act_.v, t * c.v_dim() * 4, "activations (v)"},
-      {&act_.attn, t * c.attn_out_dim() * 4, "activations (attention)"},
-      {&act_.gate, t * c.n_ff * 4, "activations (ffn gate)"},
-      {&act_.up, t * c.n_ff * 4, "activations (ffn up)"},
-      {&act_.cells, t * 4, "the ubatch's cells"},
-      {&act_.key_offset, t * 4, "the ubatch's key lists"},
-      {&act_.n_keys, t * 4, "the ubatch's key counts"},
-      {&act_.rope_cos, t * std::max<uint32_t>(c.n_rot / 2, 1) * 4, "rope angles"},
-      {&act_.rope_sin, t * std::max<uint32_t>(c.n_rot / 2, 1) * 4, "rope angles"},
-      {&act_.output_rows, t * 4, "the output rows"},
+  const Slot slots[] = {
+      {&act_.x, sizes.x, "activations (x)"},
+      {&act_.xn, sizes.xn, "activations (xn)"},
+      {&act_.proj, sizes.proj, "activations (proj)"},
+      {&act_.q, sizes.q, "activations (q)"},
+      {&act_.k, sizes.k, "activations (k)"},
+      {&act_.v, sizes.v, "activations (v)"},
+      {&act_.attn, sizes.attn, "activations (attention)"},
+      {&act_.gate, sizes.gate, "activations (ffn gate)"},
+      {&act_.up, sizes.up, "activations (ffn up)"},
+      {&act_.cells, sizes.cells, "the ubatch's cells"},
+      {&act_.key_offset, sizes.key_offset, "the ubatch's key lists"},
+      {&act_.n_keys, sizes.n_keys, "the ubatch's key counts"},
+      {&act_.rope_cos, sizes.rope, "rope angles"},
+      {&act_.rope_sin, sizes.rope, "rope angles"},
+      {&act_.output_rows, sizes.output_rows, "the output rows"},
+      {&act_.logits, sizes.logits, "the logits"},
+      {&act_.weights_f16, sizes.weights_f16, "the batched products' f16 weights"},
+      {&act_.input_f16, sizes.input_f16, "the batched products' f16 input"},
   };
-  if (split_.output) slots.push_back({&act_.logits, t * c.n_vocab * 4, "the logits"});
-  if (t > static_cast<size_t>(cuda::kMatvecMaxTokens)) {
-    slots.push_back({&act_.weights_f16, kF16ChunkValues * 2, "the batched products' f16 weights"});
-    slots.push_back({&act_.input_f16, t * widest * 2, "the batched products' f16 input"});
-  }
   for (const Slot& s : slots) {
+    if (s.bytes == 0) continue;
     auto buffer = allocate(s.bytes, s.what, &GpuMemoryUse::compute);
     if (!buffer) return buffer.error();
     *s.dst = std::move(*buffer);

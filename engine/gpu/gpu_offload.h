@@ -16,6 +16,7 @@
 
 #include "engine/arch/forward.h"
 #include "engine/gpu/device_buffer.h"
+#include "engine/gpu/gpu_memory.h"
 #include "engine/model/model.h"
 #include "kernels/ggml_type.h"
 #include "kernels/result.h"
@@ -32,21 +33,6 @@ struct GpuOffloadParams {
   uint32_t max_tokens = 512;  // the largest ubatch (-ub)
   size_t memory_budget = 0;   // bytes this offload may take on the device; 0: what the device has free
 };
-
-// What an offload holds on the device, for reports and the memory model's check.
-struct GpuMemoryUse {
-  size_t weights = 0;
-  size_t kv = 0;
-  size_t compute = 0;  // activations, index lists, the dequantized-weight buffer of batched products
-  size_t total() const { return weights + kv + compute; }
-};
-
-// The layers -ngl puts on the GPU: [first, n_layers), and whether the output layer goes too.
-struct OffloadSplit {
-  uint32_t first_layer = 0;
-  bool output = false;
-};
-OffloadSplit offload_split(int n_gpu_layers, uint32_t n_layers);
 
 class GpuOffload final : public LayerOffload {
  public:
@@ -87,7 +73,7 @@ class GpuOffload final : public LayerOffload {
   };
 
   GpuOffload(const Model& model, const GpuOffloadParams& params, OffloadSplit split);
-  Result<DeviceBuffer> allocate(size_t bytes, std::string_view what, size_t GpuMemoryUse::*account);
+  Result<DeviceBuffer> allocate(size_t bytes, std::string_view what, uint64_t GpuMemoryUse::*account);
   Status upload_weights();
   Result<Matrix> upload_matrix(const WeightMatrix& w);
   // Host-to-device copy through the pinned staging buffer while the weights are uploaded.

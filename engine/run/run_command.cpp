@@ -185,8 +185,9 @@ int run(const RunFlags& flags) {
 
 void add_run_command(Subcommands& commands) {
   auto flags = std::make_shared<RunFlags>();
-  CLI::App* app = commands.add("run", "Evaluate a prompt and generate text with a GGUF model (CPU)",
-                               [flags] { return run(*flags); });
+  CLI::App* app =
+      commands.add("run", "Evaluate a prompt and generate text with a GGUF model (CPU, and the GPU with -ngl)",
+                   [flags] { return run(*flags); });
   app->add_option("-m,--model", flags->model, "GGUF model file")->required();
   auto* prompt = app->add_option("-p,--prompt", flags->prompt, "Prompt text (tokenized with BOS)");
   auto* tokens = app->add_option("--prompt-tokens", flags->prompt_tokens,

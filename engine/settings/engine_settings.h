@@ -12,7 +12,7 @@ struct EngineSettings {
   // placement; the defaults here are llama.cpp's (f16 KV cache).
   ContextParams context = {.type_k = GgmlType::F16, .type_v = GgmlType::F16};
   PlacementOptions placement;  // -t, -tb, -C, --cpu-strict, --numa, --prio, --poll
-  int n_gpu_layers = 0;        // -ngl: layers on the GPU (ContextParams::n_gpu_layers)
+  int n_gpu_layers = 0;        // -ngl: layers on the GPU (ContextParams::n_gpu_layers); kGpuLayersAuto: auto
   int main_gpu = 0;            // -mg
   bool kv_offload = true;      // --no-kv-offload: false
   bool use_mmap = true;        // -mmp / --no-mmap

@@ -1,6 +1,7 @@
 #include "engine/settings/setting_flags.h"
 
 #include <fmt/format.h>
+#include <cctype>
 
 #include "engine/settings/settings_table.h"
 #include "engine/settings/value_lists.h"
@@ -110,9 +111,18 @@ Result<std::vector<std::string>> parse_setting_values(const Setting& setting, Co
   }
   std::vector<std::string> items;
   if (setting.kind == ValueKind::Integer) {
-    auto numbers = parse_int_list(occurrences, where, true);
-    if (!numbers) return numbers.error();
-    for (int n : *numbers) items.push_back(std::to_string(n));
+    // Numbers and ranges expand; a word ("auto" of -ngl) is left to the setting to accept or refuse.
+    auto words = parse_word_list(occurrences, where);
+    if (!words) return words.error();
+    for (const std::string& word : *words) {
+      if (std::isalpha(static_cast<unsigned char>(word.front())) && setting.parse(word, where)) {
+        items.push_back(word);
+        continue;
+      }
+      auto numbers = parse_int_list({word}, where, true);
+      if (!numbers) return numbers.error();
+      for (int n : *numbers) items.push_back(std::to_string(n));
+    }
   } else {
     auto words = parse_word_list(occurrences, where);
     if (!words) return words.error();

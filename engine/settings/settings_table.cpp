@@ -1,5 +1,7 @@
 #include "engine/settings/settings_table.h"
 
+#include "engine/gpu/gpu_memory.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -239,15 +241,22 @@ std::vector<Setting> build_table() {
       .kind = ValueKind::Integer,
       .default_value = "0",
       .unset_value = "0",
-      .help = "Layers on the GPU: the last N; more than the model has puts the output layer there too (-1: all)",
+      .help = "Layers on the GPU: the last N; more than the model has puts the output layer there too (-1: all; "
+              "auto: as many as fit the GPU's free memory)",
       .commands = kEveryCommand,
       .list_commands = kLists,
       .reloads_model = true,
       .stored_when_default = true,
-      .canonical = [](std::string_view v) { return canonical_int(v, {.low = -1, .high = kMaxGpuLayers}); },
-      .allowed = [] { return fmt::format("-1..{}", kMaxGpuLayers); },
-      .apply = [](std::string_view v, EngineSettings& s) { s.n_gpu_layers = as_int(v); },
-      .read = [](const EngineSettings& s) { return std::to_string(s.n_gpu_layers); },
+      .canonical = [](std::string_view v) -> Result<std::string> {
+        if (v == "auto") return std::string("auto");
+        return canonical_int(v, {.low = -1, .high = kMaxGpuLayers});
+      },
+      .allowed = [] { return fmt::format("auto, -1..{}", kMaxGpuLayers); },
+      .apply = [](std::string_view v, EngineSettings& s) { s.n_gpu_layers = v == "auto" ? kGpuLayersAuto : as_int(v); },
+      .read =
+          [](const EngineSettings& s) {
+            return s.n_gpu_layers == kGpuLayersAuto ? std::string("auto") : std::to_string(s.n_gpu_layers);
+          },
   });
   t.push_back({
       .key = "main_gpu",

@@ -15,7 +15,9 @@ std::vector<CudaDevice> cuda_devices() {
   for (int i = 0; i < count; ++i) {
     cudaDeviceProp prop{};
     if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
-    devices.push_back({i, prop.name, prop.major, prop.minor, prop.totalGlobalMem});
+    char bus_id[32] = {};
+    if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, i) != cudaSuccess) bus_id[0] = '\0';
+    devices.push_back({i, prop.name, prop.major, prop.minor, prop.totalGlobalMem, bus_id});
   }
   return devices;
 }

@@ -11,6 +11,7 @@ struct CudaDevice {
   int compute_major = 0;
   int compute_minor = 0;
   size_t memory_bytes = 0;
+  std::string pci_bus_id;  // "0000:65:00.0" (domain:bus:device.function); how NVML finds the same device
 };
 
 bool cuda_compiled();

@@ -64,5 +64,13 @@ int measure_copy_bandwidth(size_t, int, double* gbps) {
   *gbps = 0.0;
   return kNotCompiled;
 }
+int time_matvec(uint32_t, int64_t, int64_t, int, int, double* gbps, bool) {
+  *gbps = 0.0;
+  return kNotCompiled;
+}
+int measure_gemm_tflops(int, int, double* tflops) {
+  *tflops = 0.0;
+  return kNotCompiled;
+}
 
 }  // namespace infertune::cuda

@@ -79,4 +79,14 @@ int attention(const float* q, int64_t n_tokens, int n_head, const KvLayerView& k
 // bytes read plus bytes written.
 int measure_copy_bandwidth(size_t bytes, int repeats, double* gbps);
 
+// The speed of matvec on an n_rows x n_cols matrix of `type_id` (pseudo-random weights, streamed from
+// memory: the matrix is copied often enough that L2 cannot hold it): weight bytes read per second, in GB/s,
+// over `repeats` launches. generic_kernel times the one-warp-per-row kernel that every type has instead of
+// the fast kernel of the common types. A measurement for people (tests print it); nothing depends on it.
+int time_matvec(uint32_t type_id, int64_t n_rows, int64_t n_cols, int n_tokens, int repeats, double* gbps,
+                bool generic_kernel = false);
+// Device f16 tensor throughput: an n x n x n cuBLAS GEMM (f16 operands, f32 accumulation and result, as
+// gemm_f16) `repeats` times after a warm-up; TFLOP/s counting 2 n^3 operations per product. Needs 8 n^2 bytes.
+int measure_gemm_tflops(int n, int repeats, double* tflops);
+
 }  // namespace infertune::cuda

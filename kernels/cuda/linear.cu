@@ -5,8 +5,12 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <cstdlib>
+#include <string_view>
+
 #include "kernels/cuda/block_decode.h"
 #include "kernels/cuda/device_ops.h"
+#include "kernels/cuda/matvec_fast.h"
 
 namespace infertune::cuda {
 namespace {
@@ -150,8 +154,24 @@ struct DequantizeLaunch {
 
 bool weight_type_supported(uint32_t type_id) { return supported(type_id); }
 
+// The common weight types take the fast kernels (matvec_fast.cu) when their alignment allows; the rest,
+// and unaligned weights, the generic one.
 int matvec(uint32_t type_id, const void* w, int64_t n_rows, int64_t n_cols, const float* x, int64_t n_tokens, float* y,
            void* stream) {
+  if (n_tokens < 1 || n_tokens > kMatvecMaxTokens || n_cols % kPiece != 0) return cudaErrorInvalidValue;
+  // INFERTUNE_CUDA_MATVEC=generic keeps every type on the generic kernel (a fallback and a baseline).
+  static const bool generic_only = [] {
+    const char* choice = std::getenv("INFERTUNE_CUDA_MATVEC");
+    return choice != nullptr && std::string_view(choice) == "generic";
+  }();
+  if (!generic_only && matvec_fast_applies(type_id, w, n_cols, x)) {
+    return matvec_fast(type_id, w, n_rows, n_cols, x, n_tokens, y, stream);
+  }
+  return matvec_generic(type_id, w, n_rows, n_cols, x, n_tokens, y, stream);
+}
+
+int matvec_generic(uint32_t type_id, const void* w, int64_t n_rows, int64_t n_cols, const float* x, int64_t n_tokens,
+                   float* y, void* stream) {
   if (n_tokens < 1 || n_tokens > kMatvecMaxTokens || n_cols % kPiece != 0) return cudaErrorInvalidValue;
   const uint64_t rb = row_bytes(type_id, n_cols);
   const MatvecLaunch launch{static_cast<const uint8_t*>(w), n_rows, n_cols,           rb, x,

@@ -18,7 +18,7 @@ constexpr std::array<std::pair<std::string_view, const char*>, 6> kShortNames{{
     {"aggregate", metric::kAggregateTokensPerSecond},
 }};
 
-constexpr std::array<const char*, 15> kStoredNames{metric::kPromptTokensPerSecond,
+constexpr std::array<const char*, 18> kStoredNames{metric::kPromptTokensPerSecond,
                                                    metric::kGenTokensPerSecond,
                                                    metric::kTimeToFirstTokenMs,
                                                    metric::kInterTokenLatencyMs,
@@ -32,7 +32,10 @@ constexpr std::array<const char*, 15> kStoredNames{metric::kPromptTokensPerSecon
                                                    metric::kInstructions,
                                                    metric::kCycles,
                                                    metric::kLlcMisses,
-                                                   metric::kInstructionsPerCycle};
+                                                   metric::kInstructionsPerCycle,
+                                                   metric::kGpuBusyPercent,
+                                                   metric::kGpuVramPeakBytes,
+                                                   metric::kGpuMemoryClockMhz};
 
 bool ends_with(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
@@ -78,6 +81,7 @@ std::string_view metric_unit(std::string_view metric) {
   if (ends_with(metric, "_gbs")) return "GB/s";
   if (ends_with(metric, "_pct")) return "%";
   if (ends_with(metric, "_bytes")) return "bytes";
+  if (ends_with(metric, "_mhz")) return "MHz";
   return "";
 }
 

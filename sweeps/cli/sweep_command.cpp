@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "bench/probe/probe_cache.h"
+#include "engine/gpu/gpu_memory.h"
 #include "engine/settings/setting_flags.h"
-#include "kernels/cuda/cuda_devices.h"
 #include "sweeps/plan/plan_table.h"
 #include "sweeps/plan/trial_plan.h"
 #include "sweeps/recommend/recommend.h"
@@ -109,7 +109,7 @@ Result<PlannedSweep> plan_from_text(SpecText text) {
   if (!spec) return spec.error();
   // A -C mask naming CPUs this machine lacks is refused before any trial, as run and bench refuse it.
   if (Status fits = check_settings_on_machine(spec->settings, this_machine_cpus); !fits) return fits.error();
-  auto plan = plan_sweep(*spec, gguf_model_shapes(), !cuda_devices().empty());
+  auto plan = plan_sweep(*spec, gguf_model_shapes(), gpu_memory_budget());
   if (!plan) return plan.error();
   return PlannedSweep{.text = std::move(text), .spec = std::move(*spec), .plan = std::move(*plan)};
 }

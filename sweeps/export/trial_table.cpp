@@ -63,6 +63,10 @@ constexpr const char* kColumns[] = {
     "llc_misses",
     "ipc",
     "model_bytes",
+    // Schema version 3.
+    "gpu_busy_pct",
+    "gpu_vram_peak_bytes",
+    "gpu_mem_clock_mhz",
 };
 
 Cell read_cell(const Statement& row, int column) {

@@ -48,6 +48,8 @@ Result<ModelShape> model_shape(const GgufFile& file, std::optional<GgmlType> qua
     shape.tensor_bytes += quant_type ? bytes_as(t, *quant_type) : t.n_bytes;
   }
   shape.file_bytes = file.file_size() - stored + shape.tensor_bytes;
+  shape.offload = offload_weight_bytes(
+      file, shape.config, [&](const GgufTensorInfo& t) { return quant_type ? bytes_as(t, *quant_type) : t.n_bytes; });
   return shape;
 }
 
@@ -78,7 +80,18 @@ Result<MemoryPrediction> predict_memory(const ModelShape& model, const MemoryInp
   p.weights = in.use_mmap ? model.tensor_bytes : model.file_bytes;
   p.kv = static_cast<uint64_t>(*per_cell) * in.n_ctx;
   const uint32_t written = in.kv_cells_written == 0 ? in.n_ctx : std::min(in.kv_cells_written, in.n_ctx);
-  p.kv_resident = std::min(p.kv, kv_resident_bytes(layout, written));
+  KvLayout host_layout = layout;  // the layers whose K/V the host writes
+  if (in.n_gpu_layers != 0 && in.kv_offload)
+    host_layout.n_layers = offload_split(in.n_gpu_layers, c.n_layers).first_layer;
+  p.kv_resident = std::min(p.kv, kv_resident_bytes(host_layout, written));
+  p.gpu = predict_gpu_memory(c, model.offload,
+                             {.n_gpu_layers = in.n_gpu_layers,
+                              .kv_offload = in.kv_offload,
+                              .n_cells = in.n_ctx,
+                              .type_k = in.type_k,
+                              .type_v = in.type_v,
+                              .max_tokens = static_cast<uint32_t>(
+                                  std::max<uint64_t>(1, std::min({in.max_decode_tokens, in.n_ubatch, in.n_batch})))});
   // Context::decode reserves the scratch for its largest piece: min(batch tokens, n_ubatch <= n_batch).
   const uint64_t piece = std::max<uint64_t>(1, std::min({in.max_decode_tokens, in.n_ubatch, in.n_batch}));
   p.compute = forward_scratch_bytes(c, piece) + uint64_t(in.n_outputs) * c.n_vocab * sizeof(float);

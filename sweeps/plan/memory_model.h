@@ -11,6 +11,9 @@
 //            that (per layer and KV head, K and V each are one block of n_ctx rows; the first written
 //            cells' rows rounded up to 4 KiB pages), and expected_peak_rss() is the figure to compare
 //            with a measured peak (tests/sweeps/memory_model_rss_test.cpp: within 4 MiB + 10%).
+//   GPU:     with -ngl, what the offload puts on the device (engine/gpu/gpu_memory.h, the sizes the engine
+//            allocates by): the offloaded layers' weights, their K/V, the GPU's activations. The host
+//            still maps every weight; the offloaded layers' K/V rows on the host are never written.
 //   compute: the forward pass's activations for the largest piece a decode evaluates (the buffers of
 //            ForwardScratch::reserve, engine/arch/forward.h) plus the logits kept. Not counted: the
 //            attention kernels' per-thread tiles and the quantized copy of the activations (both small
@@ -20,6 +23,7 @@
 #include <string>
 
 #include "engine/gguf/gguf_file.h"
+#include "engine/gpu/gpu_memory.h"
 #include "engine/model/model_config.h"
 #include "kernels/ggml_type.h"
 #include "kernels/result.h"
@@ -29,8 +33,9 @@ namespace infertune {
 // What the memory model needs to know about a model (read from its GGUF header, no weights loaded).
 struct ModelShape {
   ModelConfig config;
-  uint64_t tensor_bytes = 0;  // all tensor data as stored (or as it would be in the variant's type)
-  uint64_t file_bytes = 0;    // the whole file (for the variant: the base's overhead + tensor_bytes)
+  uint64_t tensor_bytes = 0;   // all tensor data as stored (or as it would be in the variant's type)
+  uint64_t file_bytes = 0;     // the whole file (for the variant: the base's overhead + tensor_bytes)
+  OffloadWeightBytes offload;  // per layer and output layer, as uploaded to a GPU
 };
 
 // `quant_type`: the shape of the variant of `file` with its weight matrices in that type.
@@ -47,6 +52,8 @@ struct MemoryInputs {
   GgmlType type_v = GgmlType::F16;
   bool use_mmap = true;
   uint32_t kv_cells_written = 0;  // cells the workload writes (its tokens over every sequence); 0: n_ctx
+  int n_gpu_layers = 0;           // -ngl, resolved (not auto)
+  bool kv_offload = true;
 };
 
 struct MemoryPrediction {
@@ -54,6 +61,7 @@ struct MemoryPrediction {
   uint64_t kv = 0;
   uint64_t compute = 0;
   uint64_t kv_resident = 0;  // the KV pages the workload's kv_cells_written touch (<= kv)
+  GpuMemoryUse gpu;          // on the GPU (-ngl), apart from the host figures above
   // What the context needs when its cache is full: the figure --max-mem compares.
   uint64_t total() const { return weights + kv + compute; }
   // The peak RSS to expect from the workload itself (the cells it writes, not the whole reservation).

@@ -57,17 +57,19 @@ std::vector<Column> setting_columns(const SweepPlan& plan) {
 std::string trial_line(const PlannedTrial& t, const std::vector<Column>& columns) {
   std::string line = fmt::format("{:>5} {}", t.index + 1, t.hash);
   for (const Column& c : columns) line += fmt::format(" {:>{}}", value_of(*c.setting, t.config), c.width);
-  const std::string mem = t.memory ? fmt::format("{:>9} {:>8} {:>8} {:>9}", mib(t.memory->weights), mib(t.memory->kv),
-                                                 mib(t.memory->compute), mib(t.memory->total()))
-                                   : fmt::format("{:>9} {:>8} {:>8} {:>9}", "-", "-", "-", "-");
+  const bool gpu = t.memory && t.memory->gpu.total() > 0;
+  const std::string mem = t.memory ? fmt::format("{:>9} {:>8} {:>8} {:>9} {:>9}", mib(t.memory->weights),
+                                                 mib(t.memory->kv), mib(t.memory->compute), mib(t.memory->total()),
+                                                 gpu ? mib(t.memory->gpu.total()) : std::string("-"))
+                                   : fmt::format("{:>9} {:>8} {:>8} {:>9} {:>9}", "-", "-", "-", "-", "-");
   return line + fmt::format(" {:<26} {} {}\n", t.workload, mem, t.skipped() ? "skip: " + t.skip_reason : "run");
 }
 
 std::string header_line(const std::vector<Column>& columns) {
   std::string line = fmt::format("{:>5} {:<16}", "#", "config hash");
   for (const Column& c : columns) line += fmt::format(" {:>{}}", flag_name(*c.setting), c.width);
-  return line + fmt::format(" {:<26} {:>9} {:>8} {:>8} {:>9} {}\n", "workload", "weights", "kv", "compute", "total MiB",
-                            "status");
+  return line + fmt::format(" {:<26} {:>9} {:>8} {:>8} {:>9} {:>9} {}\n", "workload", "weights", "kv", "compute",
+                            "total MiB", "GPU MiB", "status");
 }
 
 }  // namespace
@@ -104,6 +106,9 @@ nlohmann::json plan_to_json(const SweepPlan& plan) {
                                  {"kv", t.memory->kv},
                                  {"compute", t.memory->compute},
                                  {"total", t.memory->total()}};
+        const GpuMemoryUse& gpu = t.memory->gpu;
+        tj["predicted_gpu_bytes"] = {
+            {"weights", gpu.weights}, {"kv", gpu.kv}, {"compute", gpu.compute}, {"total", gpu.total()}};
       }
       tj["skip_reason"] = t.skipped() ? nlohmann::json(t.skip_reason) : nlohmann::json(nullptr);
       trials.push_back(std::move(tj));

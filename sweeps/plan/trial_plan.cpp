@@ -128,14 +128,20 @@ std::string human_bytes(uint64_t b) { return fmt::format("{:.1f} MiB", static_ca
 
 // Why a configuration cannot run, or empty.
 std::string skip_reason(const SweepSpec& spec, const EngineSettings& settings, uint32_t needed_ctx,
-                        const Result<MemoryPrediction>& memory, bool has_gpu) {
+                        const Result<MemoryPrediction>& memory, std::optional<uint64_t> gpu_memory) {
   const int ngl = settings.n_gpu_layers;
-  if (ngl != 0 && !has_gpu) return fmt::format("-ngl {}: no CUDA GPU on this host", ngl);
+  if (ngl != 0 && !gpu_memory) {
+    return fmt::format("-ngl {}: no CUDA GPU on this host", ngl == kGpuLayersAuto ? "auto" : std::to_string(ngl));
+  }
   const uint32_t n_ctx = settings.context.n_ctx;
   if (n_ctx < needed_ctx)
     return fmt::format("context {} is smaller than the {} tokens the workload needs", n_ctx, needed_ctx);
   if (int(n_ctx) < spec.min_ctx) return fmt::format("context {} is below --min-ctx {}", n_ctx, spec.min_ctx);
   if (!memory) return memory.error().message;
+  if (ngl != 0 && memory->gpu.total() > *gpu_memory) {
+    return fmt::format("predicted GPU memory {} exceeds the {} this GPU can give", human_bytes(memory->gpu.total()),
+                       human_bytes(*gpu_memory));
+  }
   if (spec.max_mem_bytes && memory->total() > *spec.max_mem_bytes) {
     return fmt::format("predicted {} exceeds --max-mem {}", human_bytes(memory->total()),
                        human_bytes(*spec.max_mem_bytes));
@@ -143,14 +149,25 @@ std::string skip_reason(const SweepSpec& spec, const EngineSettings& settings, u
   return {};
 }
 
+// What the GPU memory prediction needs of a trial's settings.
+GpuMemoryInputs gpu_inputs(const EngineSettings& settings, const WorkloadNeeds& need) {
+  const ContextParams& c = settings.context;
+  return {.n_gpu_layers = settings.n_gpu_layers,
+          .kv_offload = settings.kv_offload,
+          .n_cells = c.n_ctx,
+          .type_k = c.type_k,
+          .type_v = c.type_v,
+          .max_tokens = std::max<uint32_t>(1, std::min({need.decode_tokens, c.n_ubatch, c.n_batch}))};
+}
+
 // The trials of the spec's product, one reload group at a time.
 struct Product {
   const SweepSpec& spec;
-  std::vector<Dimension> reload;  // the groups
-  std::vector<Dimension> trial;   // the trials of each group, with every workload
-  bool has_gpu = false;
-  std::set<std::string> seen;  // coincidence keys: settings that coincide (ub > b, b past the largest
-                               // decode, c 0 and c = needed) run once
+  std::vector<Dimension> reload;       // the groups
+  std::vector<Dimension> trial;        // the trials of each group, with every workload
+  std::optional<uint64_t> gpu_memory;  // the GPU's budget; none: no GPU
+  std::set<std::string> seen;          // coincidence keys: settings that coincide (ub > b, b past the largest
+                                       // decode, c 0 and c = needed) run once
 
   // The group's trials (those of its model `loaded` with), in product order: the workload outermost.
   std::vector<PlannedTrial> trials_of(const TrialGroup& group, const EngineSettings& loaded, const ModelShape& shape) {
@@ -170,7 +187,10 @@ struct Product {
   std::optional<PlannedTrial> planned(const TrialGroup& group, const EngineSettings& picked, const Workload& w,
                                       const ModelShape& shape) {
     const WorkloadNeeds need = needs(w);
-    const EngineSettings settings = fitted_to(picked, w, need);
+    EngineSettings settings = fitted_to(picked, w, need);
+    if (settings.n_gpu_layers == kGpuLayersAuto && gpu_memory) {
+      settings.n_gpu_layers = fit_gpu_layers(shape.config, shape.offload, gpu_inputs(settings, need), *gpu_memory);
+    }
     if (!seen.insert(coincidence_key(group, settings, w, need)).second) return std::nullopt;
     PlannedTrial t;
     t.config = trial_config(group, settings, w);
@@ -184,10 +204,12 @@ struct Product {
                           .n_outputs = need.outputs,
                           .type_k = c.type_k,
                           .type_v = c.type_v,
-                          .use_mmap = settings.use_mmap};
+                          .use_mmap = settings.use_mmap,
+                          .n_gpu_layers = settings.n_gpu_layers == kGpuLayersAuto ? 0 : settings.n_gpu_layers,
+                          .kv_offload = settings.kv_offload};
     auto memory = predict_memory(shape, in);
     if (memory) t.memory = *memory;
-    t.skip_reason = skip_reason(spec, settings, need.ctx, memory, has_gpu);
+    t.skip_reason = skip_reason(spec, settings, need.ctx, memory, gpu_memory);
     return t;
   }
 };
@@ -240,12 +262,12 @@ ModelShapeFn gguf_model_shapes() {
   };
 }
 
-Result<SweepPlan> plan_sweep(const SweepSpec& s, const ModelShapeFn& shapes, bool has_gpu) {
+Result<SweepPlan> plan_sweep(const SweepSpec& s, const ModelShapeFn& shapes, std::optional<uint64_t> gpu_memory) {
   SweepPlan plan;
   plan.spec_hash = s.hash();
   std::vector<std::vector<PlannedTrial>> by_group;
   Product product{
-      .spec = s, .reload = dimensions(s, true), .trial = dimensions(s, false), .has_gpu = has_gpu, .seen = {}};
+      .spec = s, .reload = dimensions(s, true), .trial = dimensions(s, false), .gpu_memory = gpu_memory, .seen = {}};
   for (const Variant& v : variants(s)) {
     auto shape = shapes(v.path, v.quant);
     if (!shape) return shape.error();

@@ -54,6 +54,9 @@ using ModelShapeFn = std::function<Result<ModelShape>(const std::string& path, c
 ModelShapeFn gguf_model_shapes();
 
 // Errors when a model cannot be read (naming the file); everything else a trial cannot do is a skip.
-Result<SweepPlan> plan_sweep(const SweepSpec& spec, const ModelShapeFn& shapes, bool has_gpu_backend = false);
+// `gpu_memory`: what the trials may put on this host's GPU (gpu_memory_budget); none: no GPU, and trials
+// with -ngl are skipped. -ngl auto becomes the most layers that fit it, per trial.
+Result<SweepPlan> plan_sweep(const SweepSpec& spec, const ModelShapeFn& shapes,
+                             std::optional<uint64_t> gpu_memory = std::nullopt);
 
 }  // namespace infertune

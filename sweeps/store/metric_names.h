@@ -27,4 +27,12 @@ inline constexpr const char* kCycles = "cycles";
 inline constexpr const char* kLlcMisses = "llc_misses";
 inline constexpr const char* kInstructionsPerCycle = "ipc";
 
+// GPU utilization per repetition (sweeps/metrics/gpu_sampler.h), recorded only when the trial offloads layers
+// (n_gpu_layers != 0) and NVML answers (absent, not zero, otherwise): the main GPU's mean busy percentage
+// (0..100: the share of time a kernel ran), the peak device memory in use in bytes (every process's: NVML
+// does not attribute it), and the mean memory clock in MHz (below the maximum: idle or throttled memory).
+inline constexpr const char* kGpuBusyPercent = "gpu_busy_pct";
+inline constexpr const char* kGpuVramPeakBytes = "gpu_vram_peak_bytes";
+inline constexpr const char* kGpuMemoryClockMhz = "gpu_mem_clock_mhz";
+
 }  // namespace infertune::metric

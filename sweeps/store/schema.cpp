@@ -209,9 +209,84 @@ LEFT JOIN models AS m ON m.id = t.model_id
 ORDER BY t.sweep_id, t.id;
 )sql";
 
+// Version 3: trial_summary with the GPU utilization metrics (gpu_busy_pct, gpu_vram_peak_bytes,
+// gpu_mem_clock_mhz; metric_names.h), appended after ipc. Tables are unchanged; trials of older files and
+// CPU-only trials have NULL there.
+constexpr std::string_view kSchemaV3 = R"sql(
+DROP VIEW trial_summary;
+
+-- One row per trial with its main metrics: `SELECT * FROM trial_summary` in the sqlite3 shell, and the
+-- rows `infertune export` writes. Throughputs and utilization are means over the measured repetitions,
+-- ttft_ms and e2e_ms medians, itl_* percentiles over every measured gap between tokens (gpu_vram_peak_bytes:
+-- the mean of each repetition's peak). Configuration columns come from the trial's config JSON; quant is NULL
+-- for a model file used as given.
+CREATE VIEW trial_summary AS
+SELECT
+  t.sweep_id AS sweep_id,
+  t.id AS trial_id,
+  t.status AS status,
+  t.reason AS reason,
+  t.config_hash AS config_hash,
+  m.path AS model,
+  NULLIF(json_extract(t.config, '$.quant'), '') AS quant,
+  json_extract(t.config, '$.workload.kind') AS workload,
+  json_extract(t.config, '$.workload.n_prompt') AS n_prompt,
+  json_extract(t.config, '$.workload.n_gen') AS n_gen,
+  json_extract(t.config, '$.workload.depth') AS depth,
+  json_extract(t.config, '$.threads') AS threads,
+  json_extract(t.config, '$.threads_batch') AS threads_batch,
+  json_extract(t.config, '$.n_gpu_layers') AS n_gpu_layers,
+  json_extract(t.config, '$.n_ctx') AS n_ctx,
+  json_extract(t.config, '$.n_batch') AS n_batch,
+  json_extract(t.config, '$.n_ubatch') AS n_ubatch,
+  json_extract(t.config, '$.n_parallel') AS n_parallel,
+  json_extract(t.config, '$.type_k') AS type_k,
+  json_extract(t.config, '$.type_v') AS type_v,
+  json_extract(t.config, '$.flash_attn') AS flash_attn,
+  json_extract(t.config, '$.mmap') AS mmap,
+  json_extract(t.config, '$.numa') AS numa,
+  json_extract(t.config, '$.cpu_mask') AS cpu_mask,
+  t.config AS config,
+  (SELECT mean FROM metrics WHERE trial_id = t.id AND metric = 'pp_tps') AS pp_tps,
+  (SELECT ci95_half_width FROM metrics WHERE trial_id = t.id AND metric = 'pp_tps') AS pp_tps_ci95,
+  (SELECT mean FROM metrics WHERE trial_id = t.id AND metric = 'tg_tps') AS tg_tps,
+  (SELECT ci95_half_width FROM metrics WHERE trial_id = t.id AND metric = 'tg_tps') AS tg_tps_ci95,
+  (SELECT median FROM metrics WHERE trial_id = t.id AND metric = 'ttft_ms') AS ttft_ms,
+  (SELECT p95 FROM metrics WHERE trial_id = t.id AND metric = 'ttft_ms') AS ttft_p95_ms,
+  (SELECT p50 FROM metrics WHERE trial_id = t.id AND metric = 'itl_ms') AS itl_p50_ms,
+  (SELECT p95 FROM metrics WHERE trial_id = t.id AND metric = 'itl_ms') AS itl_p95_ms,
+  (SELECT p99 FROM metrics WHERE trial_id = t.id AND metric = 'itl_ms') AS itl_p99_ms,
+  (SELECT median FROM metrics WHERE trial_id = t.id AND metric = 'e2e_ms') AS e2e_ms,
+  (SELECT p95 FROM metrics WHERE trial_id = t.id AND metric = 'e2e_ms') AS e2e_p95_ms,
+  (SELECT mean FROM metrics WHERE trial_id = t.id AND metric = 'aggregate_tps') AS aggregate_tps,
+  (SELECT ci95_half_width FROM metrics WHERE trial_id = t.id AND metric = 'aggregate_tps') AS aggregate_tps_ci95,
+  (SELECT mean FROM metrics WHERE trial_id = t.id AND metric = 'load_ms') AS load_ms,
+  (SELECT mean FROM metrics WHERE trial_id = t.id AND metric = 'cpu_busy_share') AS cpu_busy_share,
+  (SELECT mean FROM metrics WHERE trial_id = t.id AND metric = 'weight_read_gbs') AS weight_read_gbs,
+  (SELECT mean FROM metrics WHERE trial_id = t.id AND metric = 'bandwidth_pct') AS bandwidth_pct,
+  (SELECT mean FROM metrics WHERE trial_id = t.id AND metric = 'kv_bytes') AS kv_bytes,
+  (SELECT mean FROM metrics WHERE trial_id = t.id AND metric = 'instructions') AS instructions,
+  (SELECT mean FROM metrics WHERE trial_id = t.id AND metric = 'cycles') AS cycles,
+  (SELECT mean FROM metrics WHERE trial_id = t.id AND metric = 'llc_misses') AS llc_misses,
+  (SELECT mean FROM metrics WHERE trial_id = t.id AND metric = 'ipc') AS ipc,
+  (SELECT mean FROM metrics WHERE trial_id = t.id AND metric = 'gpu_busy_pct') AS gpu_busy_pct,
+  (SELECT mean FROM metrics WHERE trial_id = t.id AND metric = 'gpu_vram_peak_bytes') AS gpu_vram_peak_bytes,
+  (SELECT mean FROM metrics WHERE trial_id = t.id AND metric = 'gpu_mem_clock_mhz') AS gpu_mem_clock_mhz,
+  m.file_bytes AS model_bytes,
+  t.predicted_peak_rss_bytes AS predicted_peak_rss_bytes,
+  t.peak_rss_bytes AS peak_rss_bytes,
+  t.started_at AS started_at,
+  t.finished_at AS finished_at,
+  t.duration_s AS duration_s
+FROM trials AS t
+LEFT JOIN models AS m ON m.id = t.model_id
+ORDER BY t.sweep_id, t.id;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "hosts, builds, models, sweeps, trials, samples, metrics, recommendations; trial_summary view", kSchemaV1},
     {2, "trial_summary with configuration columns, tail latencies and utilization metrics", kSchemaV2},
+    {3, "trial_summary with GPU utilization metrics", kSchemaV3},
 };
 
 }  // namespace

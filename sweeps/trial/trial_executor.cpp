@@ -4,9 +4,12 @@
 
 #include <chrono>
 #include <exception>
+#include <memory>
 #include <thread>
 
 #include "bench/llama_bench/model_facts.h"
+#include "kernels/cuda/nvml.h"
+#include "sweeps/metrics/gpu_sampler.h"
 #include "sweeps/metrics/peak_rss.h"
 #include "sweeps/metrics/perf_counters.h"
 #include "sweeps/metrics/thread_cpu.h"
@@ -28,16 +31,23 @@ void cool_down(double seconds, const std::atomic<bool>* stop) {
   }
 }
 
-// One run of the workload, with the utilization of that run: the CPU busy share
-// of the threads that worked and the hardware counters (absent where the kernel does not permit them).
+// One run of the workload, with the utilization of that run: the CPU busy share of the threads that worked,
+// the hardware counters (absent where the kernel does not permit them) and, when the trial uses a GPU, the
+// GPU's busy %, memory in use and memory clock (absent without NVML).
 class MeteredRun {
  public:
-  MeteredRun() : counters_(PerfCounters::open_for_process()) {}
+  // gpu_device: the CUDA device the trial offloads to, none for a CPU-only trial.
+  explicit MeteredRun(std::optional<int> gpu_device) : counters_(PerfCounters::open_for_process()) {
+    if (gpu_device) gpu_ = std::make_unique<GpuSampler>(GpuSampler::device_readings(*gpu_device));
+  }
 
   Result<double> operator()(TrialWorkload& workload, SampleSink& sink) {
     cpu_.start();
     counters_.start();
+    if (gpu_) gpu_->start();
     auto value = workload.run(sink);
+    // Stopped first: its thread must be gone before the CPU meter reads the process's threads.
+    const std::optional<GpuUsage> gpu = gpu_ ? gpu_->stop() : std::nullopt;
     const CounterValues counted = counters_.stop();
     const ThreadCpuUsage usage = cpu_.stop();
     if (!value) return value;
@@ -46,13 +56,26 @@ class MeteredRun {
     if (counted.cycles) sink.add(metric::kCycles, double(*counted.cycles));
     if (counted.llc_misses) sink.add(metric::kLlcMisses, double(*counted.llc_misses));
     if (auto ipc = counted.ipc()) sink.add(metric::kInstructionsPerCycle, *ipc);
+    if (gpu) add_gpu_usage(sink, *gpu);
     return value;
   }
 
  private:
   ThreadCpuMeter cpu_;
   PerfCounters counters_;
+  std::unique_ptr<GpuSampler> gpu_;
 };
+
+// The GPU the trial's context offloads layers to (none for a CPU-only trial, -ngl auto included when it
+// resolved to no layer): its utilization is sampled, or the log says why it cannot be.
+std::optional<int> gpu_device_of(const Context& ctx, std::vector<std::string>& warnings) {
+  if (ctx.gpu() == nullptr) return std::nullopt;
+  if (!nvml::nvml_available()) {
+    warnings.push_back("GPU utilization not recorded: " + nvml::nvml_unavailable_reason());
+    return std::nullopt;
+  }
+  return ctx.gpu()->device();
+}
 
 // The timed repetitions after the warmup, until the stopping rule (or `stop`) ends them.
 Status timed_repetitions(TrialWorkload& workload, MeteredRun& metered, const Context& ctx,
@@ -98,7 +121,7 @@ Result<TrialMeasurement> measure(const Model& model, const nlohmann::json& confi
   m.warnings = setup->warnings;
   if (!peak_reset) m.warnings.push_back("peak RSS not reset: " + peak_reset.error().message);
   // Opened after the pool started, so that its threads are counted.
-  MeteredRun metered;
+  MeteredRun metered(gpu_device_of(ctx, m.warnings));
   int64_t repetition = 0;
   if (settings.warmup && !stopped(stop)) {
     SampleSink sink(m.samples, repetition++, true);

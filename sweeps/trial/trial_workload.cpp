@@ -45,6 +45,12 @@ void add_weight_bandwidth(SampleSink& sink, const WeightTraffic& traffic, double
   }
 }
 
+void add_gpu_usage(SampleSink& sink, const GpuUsage& usage) {
+  sink.add(metric::kGpuBusyPercent, usage.mean_busy_percent);
+  sink.add(metric::kGpuVramPeakBytes, double(usage.peak_memory_used_bytes));
+  if (usage.mean_memory_clock_mhz > 0) sink.add(metric::kGpuMemoryClockMhz, usage.mean_memory_clock_mhz);
+}
+
 Result<std::unique_ptr<TrialWorkload>> make_trial_workload(const Workload& w, Context& ctx,
                                                            const WeightTraffic& traffic) {
   if (Status s = check_fits(w, ctx); !s) return s.error();

@@ -18,6 +18,7 @@
 
 #include "engine/context/context.h"
 #include "kernels/result.h"
+#include "sweeps/metrics/gpu_sampler.h"
 #include "sweeps/spec/sweep_spec.h"
 #include "sweeps/store/store_records.h"
 
@@ -48,6 +49,10 @@ struct WeightTraffic {
 
 // weight_read_gbs = bytes_per_step x steps_per_second / 1e9, and bandwidth_pct of the host's bandwidth.
 void add_weight_bandwidth(SampleSink& sink, const WeightTraffic& traffic, double steps_per_second);
+
+// gpu_busy_pct, gpu_vram_peak_bytes and gpu_mem_clock_mhz (the clock only when the board reported one) of a
+// run's GPU usage (sweeps/metrics/gpu_sampler.h).
+void add_gpu_usage(SampleSink& sink, const GpuUsage& usage);
 
 class TrialWorkload {
  public:

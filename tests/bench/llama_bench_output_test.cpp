@@ -17,7 +17,7 @@ namespace infertune {
 namespace {
 
 constexpr double kBandwidthGbps = 50.0;  // all cores; one core reads 30
-constexpr ReadBandwidth kBandwidth{30.0, kBandwidthGbps};
+const ReadBandwidth kBandwidth{30.0, kBandwidthGbps, {}};
 
 ModelFacts facts() {
   ModelFacts m;
@@ -177,6 +177,19 @@ TEST(BenchOutput, DerivedFiguresFollowTheirDefinitions) {
   one_thread.threads_used = 1;  // one core's figure
   EXPECT_NEAR(*roofline_percent(one_thread, kBandwidth), 100.0 * 760e6 * mean / 30e9, 1e-9);
 
+  // -ngl: against the GPU's (-mg) measured bandwidth; without its figure, none.
+  BenchResult offloaded = tg;
+  offloaded.test.settings.n_gpu_layers = 99;
+  offloaded.test.settings.main_gpu = 1;
+  const ReadBandwidth with_gpus{30.0, kBandwidthGbps, {3000.0, 900.0}};
+  EXPECT_NEAR(*roofline_percent(offloaded, with_gpus), 100.0 * 760e6 * mean / 900e9, 1e-9);
+  EXPECT_NEAR(*roofline_percent(tg, with_gpus), 100.0 * 760e6 * mean / 50e9, 1e-9);  // -ngl 0: the host's
+  EXPECT_FALSE(roofline_percent(offloaded, ReadBandwidth{30.0, kBandwidthGbps, {3000.0, 0.0}}));
+  offloaded.test.settings.main_gpu = 2;
+  EXPECT_FALSE(roofline_percent(offloaded, with_gpus));
+  // No GPU at all (-ngl auto on a CPU-only host runs on the CPU): the host's figure.
+  EXPECT_NEAR(*roofline_percent(offloaded, kBandwidth), 100.0 * 760e6 * mean / 50e9, 1e-9);
+
   const BenchResult pp = pp_row();
   EXPECT_FALSE(roofline_percent(pp, kBandwidth));  // pp rows report GOP/s only
   // Every layer matrix for 128 tokens, the output projection for the last token of each of 2 pieces.
@@ -201,8 +214,8 @@ TEST(BenchOutput, MarkdownIsLlamaBenchsTableWithErrorRows) {
     columns.push_back(cell);
     start = end + 1;
   }
-  EXPECT_EQ(columns, std::vector<std::string>({"model", "size", "params", "backend", "threads", "kernel", "gemm", "test",
-                                               "t/s", "roofline %", "GOP/s"}));
+  EXPECT_EQ(columns, std::vector<std::string>({"model", "size", "params", "backend", "threads", "kernel", "gemm",
+                                               "test", "t/s", "roofline %", "GOP/s"}));
   EXPECT_EQ(lines[1].rfind("| ---", 0), 0u);
   // Every row of the table as wide as the header (in code points: "±" is one).
   for (size_t i = 1; i < 4; ++i) EXPECT_EQ(code_points(lines[i]), code_points(lines[0])) << lines[i];
@@ -333,8 +346,8 @@ TEST(BenchOutput, SqlIsAcceptedBySqlite3) {
   EXPECT_EQ(lines[2], "tg32|missing.gguf|0|null||0");
   const auto count = test::run_command("sqlite3 " + db + " \"SELECT count(*), count(error) FROM llama_bench\"");
   EXPECT_EQ(count.output, "6|2\n");
-  const auto gemm = test::run_command("sqlite3 " + db +
-                                      " \"SELECT coalesce(gemm, 'NULL') FROM llama_bench ORDER BY rowid LIMIT 3\"");
+  const auto gemm =
+      test::run_command("sqlite3 " + db + " \"SELECT coalesce(gemm, 'NULL') FROM llama_bench ORDER BY rowid LIMIT 3\"");
   EXPECT_EQ(gemm.output, "auto(onednn 5/7 shapes)\nNULL\nNULL\n");
 }
 

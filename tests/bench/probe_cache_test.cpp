@@ -3,6 +3,7 @@
 // a warning, never a failure.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
@@ -42,7 +43,10 @@ struct FakeMeasure {
       p.host = t.info;
       p.fingerprint = host_fingerprint(t.info);
       p.measured_at_unix = measured_at;
-      p.bandwidth.read_all_cores.best += calls;  // tells one measurement from another
+      p.bandwidth.read_all_cores.best += calls;         // tells one measurement from another
+      std::erase_if(p.gpus, [&](const GpuFigures& f) {  // figures of the GPUs measured only
+        return std::none_of(t.info.gpus.begin(), t.info.gpus.end(), [&](const GpuInfo& g) { return g.name == f.name; });
+      });
       return p;
     };
   }
@@ -139,7 +143,8 @@ TEST_F(ProbeCache, DamagedFilesAreIgnoredWithAWarningAndReplaced) {
       {"empty", ""},
       {"binary garbage", std::string("\x00\xff\x13\x37 not json", 14)},
       {"truncated", valid.substr(0, valid.size() / 2)},
-      {"wrong type", R"({"format": "infertune-host-probe", "format_version": 1, "fingerprint": 12})"},
+      {"wrong type", R"({"format": "infertune-host-probe", "format_version": )" +
+                         std::to_string(kHostProbeFormatVersion) + R"(, "fingerprint": 12})"},
       {"json array", "[1, 2, 3]"},
   };
   for (const auto& [name, bytes] : damaged) {
@@ -197,9 +202,51 @@ TEST_F(ProbeCache, ReuseTakesTheLiveHostDescription) {
   ASSERT_TRUE(loaded);
   EXPECT_TRUE(loaded->from_cache);
   EXPECT_TRUE(loaded->probe.host.gpus.empty());
+  EXPECT_TRUE(loaded->probe.gpus.empty());  // the figures of GPUs no longer visible are dropped
   EXPECT_EQ(loaded->probe.host.os.release, "7.0.0");
   EXPECT_EQ(measure_.calls, 1);
   EXPECT_EQ(loaded->probe.bandwidth.read_all_cores.best, test::sample_probe().bandwidth.read_all_cores.best + 1);
+}
+
+TEST_F(ProbeCache, AFileOfAnOlderFormatVersionIsMeasuredAgainWithoutAWarning) {
+  nlohmann::json old = nlohmann::json::parse(host_probe_to_text(test::sample_probe()));
+  old["format_version"] = kHostProbeFormatVersion - 1;
+  old["fingerprint"] = host_fingerprint(topology_.info);
+  old["measured_at_unix"] = kNow;
+  old.erase("gpus");  // version 1 had no GPU figures
+  write_file(old.dump());
+  auto loaded = load();
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  EXPECT_FALSE(loaded->from_cache);
+  EXPECT_TRUE(loaded->warnings.empty()) << loaded->warnings[0];
+  EXPECT_EQ(measure_.calls, 1);
+  auto rewritten = parse_host_probe(read_text(file()));
+  ASSERT_TRUE(rewritten) << rewritten.error().message;
+}
+
+// The GPU figures are measured per GPU: a GPU that becomes visible after the cache was written is measured
+// (and so is everything else: one probe, one time), one that disappears loses its figures, and one whose
+// CUDA index moved (CUDA_VISIBLE_DEVICES) keeps its figures under its new index.
+TEST_F(ProbeCache, ReuseNeedsFiguresForEveryLiveGpu) {
+  const std::vector<GpuInfo> both = topology_.info.gpus;
+  topology_.info.gpus = {both[0]};
+  ASSERT_TRUE(load());  // measured with the H100 only
+  topology_.info.gpus = both;
+  auto added = load();
+  ASSERT_TRUE(added);
+  EXPECT_FALSE(added->from_cache);
+  EXPECT_EQ(measure_.calls, 2);
+
+  topology_.info.gpus = {both[1]};
+  topology_.info.gpus[0].index = 0;  // the A10 alone, now CUDA device 0
+  auto moved = load();
+  ASSERT_TRUE(moved);
+  EXPECT_TRUE(moved->from_cache);
+  EXPECT_EQ(measure_.calls, 2);
+  ASSERT_EQ(moved->probe.gpus.size(), 1u);
+  EXPECT_EQ(moved->probe.gpus[0].name, "NVIDIA A10");
+  EXPECT_EQ(moved->probe.gpus[0].index, 0);
+  EXPECT_EQ(moved->probe.gpus[0].copy_bandwidth_gbs, test::sample_probe().gpus[1].copy_bandwidth_gbs);
 }
 
 TEST_F(ProbeCache, AnotherHostGetsItsOwnFile) {

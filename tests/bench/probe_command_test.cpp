@@ -9,6 +9,7 @@
 #include "bench/probe/host_fingerprint.h"
 #include "bench/probe/probe_cache.h"
 #include "bench/probe/probe_json.h"
+#include "kernels/cuda/cuda_devices.h"
 #include "test_support.h"
 
 namespace infertune {
@@ -56,6 +57,18 @@ TEST_F(ProbeCommand, MeasuresThenReusesThenSurvivesADamagedCache) {
   EXPECT_NE(second.output.find("cached, measured at " + utc_timestamp(measured->measured_at_unix)), std::string::npos)
       << second.output;
   EXPECT_NE(second.output.find("memory bandwidth"), std::string::npos);
+  if (live->info.gpus.empty()) {
+    EXPECT_NE(
+        second.output.find(cuda_compiled() ? "GPUs: none visible" : "GPUs: none (this build has no CUDA backend)"),
+        std::string::npos)
+        << second.output;
+    EXPECT_TRUE(first_json.at("gpus").empty());
+  } else {
+    EXPECT_NE(second.output.find("GPU 0: " + live->info.gpus[0].name), std::string::npos) << second.output;
+    ASSERT_EQ(first_json.at("gpus").size(), live->info.gpus.size());
+    EXPECT_GT(first_json.at("gpus").at(0).at("copy_bandwidth_gbs").get<double>(), 0.0) << first_json.at("gpus");
+    EXPECT_GT(first_json.at("gpus").at(0).at("f16_gemm_tflops").get<double>(), 0.0) << first_json.at("gpus");
+  }
   EXPECT_EQ(second.output.find("measuring"), std::string::npos) << second.output;
 
   std::ofstream(file, std::ios::trunc) << "{\"format\": \"infertune-host-probe\", \"format_vers";

@@ -21,6 +21,7 @@ TEST(ProbeJson, RoundTripKeepsDoublesBitExactAndEmptyLists) {
   probe.bandwidth.read_all_cores.best = 0.1 + 0.2;  // not representable in few digits
   probe.compute.f32_one_core.median = 1.0 / 3.0;
   probe.host.gpus.clear();
+  probe.gpus.clear();
   probe.host.caches.clear();
   auto parsed = parse_host_probe(host_probe_to_text(probe));
   ASSERT_TRUE(parsed) << parsed.error().message;
@@ -47,6 +48,38 @@ TEST(ProbeJson, FieldNamesAreTheDocumentedOnes) {
   EXPECT_EQ(j.at("compute").at("f32_fma").at("unit"), "GFLOP/s");
   EXPECT_EQ(j.at("compute").at("int8_dot").at("isa"), "avx512-vnni");
   EXPECT_DOUBLE_EQ(j.at("compute").at("int8_dot").at("all_cores").at("median").get<double>(), 100000.125);
+}
+
+TEST(ProbeJson, GpuFieldsAreTheDocumentedOnesWithNullForUnknown) {
+  const auto j = nlohmann::json::parse(host_probe_to_text(test::sample_probe()));
+  const auto& h100 = j.at("host").at("gpus").at(0);
+  EXPECT_EQ(h100.at("pci_bus_id"), "00000000:19:00.0");
+  EXPECT_EQ(h100.at("memory_bus_width_bits"), 5120);
+  EXPECT_EQ(h100.at("max_memory_clock_mhz"), 2619);
+  EXPECT_DOUBLE_EQ(h100.at("theoretical_bandwidth_gbs").get<double>(), 3352.32);
+  EXPECT_TRUE(j.at("host").at("gpus").at(1).at("theoretical_bandwidth_gbs").is_null());  // no NVML figures
+
+  ASSERT_EQ(j.at("gpus").size(), 2u);
+  const auto& measured = j.at("gpus").at(0);
+  EXPECT_EQ(measured.at("index"), 0);
+  EXPECT_EQ(measured.at("name"), "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(measured.at("pci_bus_id"), "00000000:19:00.0");
+  EXPECT_DOUBLE_EQ(measured.at("copy_bandwidth_gbs").get<double>(), 2890.5);
+  EXPECT_DOUBLE_EQ(measured.at("f16_gemm_tflops").get<double>(), 612.25);
+  EXPECT_EQ(measured.at("gemm_n"), 8192);
+  EXPECT_EQ(measured.at("problem"), "");
+  EXPECT_TRUE(j.at("gpus").at(1).at("f16_gemm_tflops").is_null());
+  EXPECT_EQ(j.at("gpus").at(1).at("problem"), "f16 GEMM: out of memory");
+}
+
+TEST(ProbeJson, ProbeWithoutGpusHasAnEmptyGpuList) {
+  HostProbe probe = test::sample_probe();
+  probe.host.gpus.clear();
+  probe.gpus.clear();
+  const auto j = nlohmann::json::parse(host_probe_to_text(probe));
+  ASSERT_TRUE(j.at("gpus").is_array());
+  EXPECT_TRUE(j.at("gpus").empty());
+  EXPECT_TRUE(j.at("host").at("gpus").empty());
 }
 
 TEST(ProbeJson, UtcTimestamp) {
@@ -93,6 +126,15 @@ TEST(ProbeJson, NamesTheMissingOrMistypedField) {
   j = sample_json();
   j["host"]["cpu"]["features"] = {"avx", 2};
   EXPECT_NE(parse_error(j).find("host.cpu.features"), std::string::npos) << parse_error(j);
+
+  j = sample_json();
+  j["gpus"][0].erase("copy_bandwidth_gbs");
+  EXPECT_NE(parse_error(j).find("gpus[0].copy_bandwidth_gbs: missing"), std::string::npos) << parse_error(j);
+
+  j = sample_json();
+  j["host"]["gpus"][1]["theoretical_bandwidth_gbs"] = "fast";
+  EXPECT_NE(parse_error(j).find("host.gpus[1].theoretical_bandwidth_gbs: not a number or null"), std::string::npos)
+      << parse_error(j);
 
   j = sample_json();
   j["compute"] = 7;

@@ -17,7 +17,8 @@ inline HostInfo sample_host_info() {
   h.numa_nodes = {{0, 256ull << 30, "0-55,112-167"}, {1, 255ull << 30, "56-111,168-223"}};
   h.memory_bytes = 511ull << 30;
   h.os = {"Linux", "6.1.0-18-amd64", "#1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1", "x86_64"};
-  h.gpus = {{0, "NVIDIA H100 80GB HBM3", 9, 0, 85520809984ull}, {1, "NVIDIA A10", 8, 6, 23836033024ull}};
+  h.gpus = {{0, "NVIDIA H100 80GB HBM3", 9, 0, 85520809984ull, "00000000:19:00.0", 5120, 2619, 3352.32},
+            {1, "NVIDIA A10", 8, 6, 23836033024ull, "00000000:3B:00.0", 0, 0, std::nullopt}};
   return h;
 }
 
@@ -30,6 +31,8 @@ inline HostProbe sample_probe() {
   p.bandwidth = {"avx512f", 1ull << 30, {112, 8, 412.3456789, 398.1}, {1, 8, 21.75, 20.5}, {112, 5, 380.0, 377.7}};
   p.compute = {"avx512f",     {1, 5, 123.456, 120.0}, {112, 5, 13000.5, 12900.25},
                "avx512-vnni", {1, 5, 987.6, 950.0},   {112, 5, 101234.5, 100000.125}};
+  p.gpus = {{0, "NVIDIA H100 80GB HBM3", "00000000:19:00.0", 2890.5, 612.25, 8192, ""},
+            {1, "NVIDIA A10", "00000000:3B:00.0", 512.75, std::nullopt, 8192, "f16 GEMM: out of memory"}};
   return p;
 }
 

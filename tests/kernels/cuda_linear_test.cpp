@@ -8,8 +8,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "cuda_test_support.h"
@@ -137,6 +140,97 @@ INSTANTIATE_TEST_SUITE_P(EveryWeightType, CudaLinear,
                                            GgmlType::IQ4_XS, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K,
                                            GgmlType::Q5_K, GgmlType::Q6_K),
                          [](const auto& info) { return std::string(ggml_type_name(info.param)); });
+
+// The fast kernels of the common types (kernels/cuda/matvec_fast.cu) on shapes that reach every path: one
+// block per row (256 columns), a row that does not fill the warp's last pass (4096 + 256), a long row
+// (14336, ffn_down's), row counts that leave the last warp's second row empty, each token count's
+// instantiation, and weights shifted by 2 bytes (the 2-byte-aligned types then start their blocks in the
+// other half word; the 16-byte-aligned types fall back to the generic kernel). Same tolerance as above.
+struct FastShape {
+  int64_t rows, cols;
+};
+
+Weights make_weights_shaped(GgmlType type, int64_t rows, int64_t cols, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const size_t row_bytes = *ggml_row_bytes(type, cols);
+  Weights w;
+  w.bytes.resize(rows * row_bytes);
+  w.values.resize(rows * cols);
+  std::vector<float> row(cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (float& v : row) v = normal(rng) * (0.5f + static_cast<float>(r % 5));
+    const std::span<std::byte> dst(w.bytes.data() + r * row_bytes, row_bytes);
+    EXPECT_TRUE(quantize_row(type, row, dst).ok());
+    EXPECT_TRUE(dequantize_row(type, dst, std::span(w.values).subspan(r * cols, cols)).ok());
+  }
+  return w;
+}
+
+class CudaMatvecFast : public ::testing::TestWithParam<GgmlType> {};
+
+TEST_P(CudaMatvecFast, EveryShapeAndTokenCountMatchesTheReferenceDecode) {
+  INFERTUNE_SKIP_WITHOUT_GPU();
+  const GgmlType type = GetParam();
+  for (const FastShape shape :
+       {FastShape{37, 256}, FastShape{9, 4096 + 256}, FastShape{1, 14336}, FastShape{6, 14336}}) {
+    const Weights w = make_weights_shaped(type, shape.rows, shape.cols, 17 + static_cast<uint32_t>(shape.cols));
+    for (size_t shift : {size_t{0}, size_t{2}}) {
+      std::vector<std::byte> shifted(shift + w.bytes.size());
+      std::memcpy(shifted.data() + shift, w.bytes.data(), w.bytes.size());
+      const auto dw = test::to_device(shifted);
+      const void* weights = static_cast<const std::byte*>(dw.get()) + shift;
+      for (int64_t n : {1, 2, 5, 8}) {
+        std::mt19937 rng(3 + static_cast<uint32_t>(n));
+        std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+        std::vector<float> x(n * shape.cols);
+        for (float& v : x) v = u(rng);
+        const auto dx = test::to_device(x);
+        const auto dy = test::device_zeros(n * shape.rows * sizeof(float));
+        ASSERT_EQ(cuda::matvec(static_cast<uint32_t>(type), weights, shape.rows, shape.cols,
+                               static_cast<const float*>(dx.get()), n, static_cast<float*>(dy.get()), nullptr),
+                  0);
+        const std::vector<float> y = test::to_host<float>(dy, n * shape.rows);
+        for (int64_t t = 0; t < n; ++t) {
+          for (int64_t r = 0; r < shape.rows; ++r) {
+            double exact = 0.0, magnitude = 0.0;
+            for (int64_t c = 0; c < shape.cols; ++c) {
+              const double p = static_cast<double>(w.values[r * shape.cols + c]) * x[t * shape.cols + c];
+              exact += p;
+              magnitude += std::fabs(p);
+            }
+            ASSERT_NEAR(y[t * shape.rows + r], exact, 1e-5 * magnitude + 1e-6)
+                << shape.rows << "x" << shape.cols << " shift " << shift << " tokens " << n << " token " << t << " row "
+                << r;
+          }
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(CommonWeightTypes, CudaMatvecFast,
+                         ::testing::Values(GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q8_0,
+                                           GgmlType::Q4_0, GgmlType::F16),
+                         [](const auto& info) { return std::string(ggml_type_name(info.param)); });
+
+// Prints the streaming rate of the fast kernel and of the generic one (never asserts speed).
+TEST(CudaMatvecSpeed, ReportsBandwidth) {
+  INFERTUNE_SKIP_WITHOUT_GPU();
+  for (GgmlType type :
+       {GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q5_K, GgmlType::F16}) {
+    for (const FastShape shape : {FastShape{4096, 4096}, FastShape{14336, 4096}, FastShape{4096, 14336}}) {
+      for (int n : {1, 8}) {
+        double fast = 0.0, generic = 0.0;
+        ASSERT_EQ(cuda::time_matvec(static_cast<uint32_t>(type), shape.rows, shape.cols, n, 200, &fast), 0);
+        ASSERT_EQ(cuda::time_matvec(static_cast<uint32_t>(type), shape.rows, shape.cols, n, 50, &generic, true), 0);
+        std::printf("matvec %-5s %6lldx%-6lld tokens %d: fast %7.1f GB/s  generic %7.1f GB/s\n",
+                    std::string(ggml_type_name(type)).c_str(), static_cast<long long>(shape.rows),
+                    static_cast<long long>(shape.cols), n, fast, generic);
+      }
+    }
+  }
+}
 
 TEST(CudaLinearTypes, EveryTypeTheCpuRunsHasAGpuKernel) {
   for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_1,

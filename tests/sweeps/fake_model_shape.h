@@ -18,6 +18,8 @@ inline ModelShape fake_model_shape() {
   s.config.n_vocab = 512;
   s.tensor_bytes = 1 << 20;
   s.file_bytes = (1 << 20) + 4096;
+  s.offload.layers.assign(4, 200 << 10);  // 200 KiB per layer, 192 KiB output: about the tensor bytes
+  s.offload.output = 192 << 10;
   return s;
 }
 

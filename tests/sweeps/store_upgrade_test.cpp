@@ -75,7 +75,7 @@ TEST(StoreUpgrade, Version1FileOpensAtTheLatestVersionWithItsRowsAndTheNewView) 
   ASSERT_TRUE(store) << store.error().message;
   Database& db = store->database();
   EXPECT_EQ(*schema_version(db), store_schema_version());
-  EXPECT_EQ(store_schema_version(), 2);
+  EXPECT_EQ(store_schema_version(), 3);
   EXPECT_EQ(text(db, "PRAGMA integrity_check"), "ok");
   EXPECT_EQ(text(db, "SELECT count(*) FROM trials"), "2");
   EXPECT_EQ(text(db, "SELECT count(*) FROM samples"), "6");
@@ -99,15 +99,24 @@ TEST(StoreUpgrade, Version1FileOpensAtTheLatestVersionWithItsRowsAndTheNewView) 
   EXPECT_EQ(text(db, "SELECT model_bytes FROM trial_summary WHERE trial_id = 1"), "123456");
   EXPECT_EQ(text(db, "SELECT cpu_busy_share FROM trial_summary WHERE trial_id = 1"), "NULL");
   EXPECT_EQ(text(db, "SELECT ipc FROM trial_summary WHERE trial_id = 1"), "NULL");
+  EXPECT_EQ(text(db, "SELECT gpu_busy_pct FROM trial_summary WHERE trial_id = 1"), "NULL");
 
   // The upgraded file takes new trials with the new metrics, and export reads it.
   TrialRecord next = test::test_trial(1, 3);
   next.samples.push_back({metric::kCpuBusyShare, 1, 0.5, false});
   next.samples.push_back({metric::kCpuBusyShare, 2, 0.75, false});
   next.samples.push_back({metric::kInstructionsPerCycle, 1, 2.5, false});
+  next.samples.push_back({metric::kGpuBusyPercent, 1, 80, false});
+  next.samples.push_back({metric::kGpuBusyPercent, 2, 90, false});
+  next.samples.push_back({metric::kGpuVramPeakBytes, 1, 4e9, false});
+  next.samples.push_back({metric::kGpuMemoryClockMhz, 1, 2619, false});
   ASSERT_TRUE(store->record_trial(next));
   EXPECT_EQ(text(db, "SELECT cpu_busy_share || ' ' || ipc || ' ' || threads FROM trial_summary WHERE trial_id = 3"),
             "0.625 2.5 3");
+  EXPECT_EQ(text(db,
+                 "SELECT gpu_busy_pct || ' ' || CAST(gpu_vram_peak_bytes AS INTEGER) || ' ' || gpu_mem_clock_mhz"
+                 " FROM trial_summary WHERE trial_id = 3"),
+            "85.0 4000000000 2619.0");
   auto table = read_trial_table(db, 1);
   ASSERT_TRUE(table) << table.error().message;
   EXPECT_EQ(table->rows.size(), 3u);

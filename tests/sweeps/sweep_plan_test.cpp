@@ -2,10 +2,11 @@
 // (memory, context, GPU) with their reasons, and the orders.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
-#include "sweeps/plan/plan_table.h"
 #include "fake_model_shape.h"
+#include "sweeps/plan/plan_table.h"
 #include "sweeps/plan/trial_plan.h"
 #include "sweeps/spec/spec_yaml.h"
 #include "sweeps/store/stable_hash.h"
@@ -173,6 +174,47 @@ TEST(SweepPlan, TableShowsGroupsTrialsAndSkips) {
   EXPECT_EQ(json["spec_hash"], spec.hash());
   EXPECT_EQ(json["groups"][0]["trials"][1]["predicted_bytes"]["kv"], 1024 * 4096);
   EXPECT_TRUE(json["groups"][0]["trials"][0]["skip_reason"].is_null());
+}
+
+// -ngl on a host with a GPU: each offload's device memory is predicted (what gpu_memory.h says the engine
+// allocates), what does not fit the GPU is skipped with the figures, and auto becomes the most layers that
+// fit, per trial (a longer context leaves room for fewer).
+TEST(SweepPlanGpu, AutoResolvesToTheMostLayersThatFitAndLargerOffloadsAreSkipped) {
+  const SweepSpec spec =
+      spec_of("models: m.gguf\nn_gpu_layers: [0, 2, 5, auto]\nctx_size: [64, 4096]\nworkloads:\n  - {tg: 8}\n");
+  const ModelShape shape = test::fake_model_shape();
+  // Room for the output layer and 2 layers with their 4096-cell f16 caches, but not for 3 of them.
+  GpuMemoryInputs in{.n_gpu_layers = 2, .n_cells = 4096, .max_tokens = 1};
+  const uint64_t budget = predict_gpu_memory(shape.config, shape.offload, in).total() + (100 << 10);
+  auto plan = plan_sweep(spec, test::fake_model_shapes(), budget);
+  ASSERT_TRUE(plan) << plan.error().message;
+  std::map<std::pair<std::string, uint32_t>, const PlannedTrial*> by;  // (config ngl, ctx) -> trial
+  for (const PlannedTrial& t : plan->trials) {
+    by[{t.config["n_gpu_layers"].dump(), t.config["n_ctx"].get<uint32_t>()}] = &t;
+  }
+  ASSERT_TRUE(by.count({"2", 4096}));
+  EXPECT_FALSE(by.at({"2", 4096})->skipped());
+  EXPECT_GT(by.at({"2", 4096})->memory->gpu.kv, 0u);
+  ASSERT_TRUE(by.count({"5", 4096}));  // 4 layers + output: too much with 4096 cells
+  EXPECT_NE(by.at({"5", 4096})->skip_reason.find("predicted GPU memory"), std::string::npos);
+  EXPECT_FALSE(by.at({"5", 64})->skipped());  // 64 cells fit
+  EXPECT_EQ(by.at({"0", 4096})->memory->gpu.total(), 0u);
+  // auto: 5 (everything) with 64 cells; 2 with 4096. It coincides with the explicit value, so the plan
+  // keeps one trial of each (the first); none is left with "auto".
+  for (const PlannedTrial& t : plan->trials) EXPECT_NE(t.config["n_gpu_layers"], "auto") << t.config.dump();
+  EXPECT_EQ(plan->trials.size(), 6u);
+}
+
+TEST(SweepPlanGpu, WithoutAGpuEveryOffloadIsSkippedSayingSo) {
+  const auto plan = plan_of("models: m.gguf\nn_gpu_layers: [0, 99, auto]\nworkloads:\n  - {tg: 8}\n");
+  ASSERT_EQ(plan.trials.size(), 3u);
+  size_t skipped = 0;
+  for (const PlannedTrial& t : plan.trials) {
+    if (!t.skipped()) continue;
+    ++skipped;
+    EXPECT_NE(t.skip_reason.find("no CUDA GPU on this host"), std::string::npos) << t.skip_reason;
+  }
+  EXPECT_EQ(skipped, 2u);
 }
 
 }  // namespace

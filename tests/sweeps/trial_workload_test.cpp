@@ -8,6 +8,8 @@
 #include <tuple>
 
 #include "engine/model/model.h"
+#include "kernels/cuda/cuda_devices.h"
+#include "kernels/cuda/nvml.h"
 #include "sweeps/store/metric_names.h"
 #include "sweeps/trial/trial_executor.h"
 #include "test_support.h"
@@ -58,8 +60,9 @@ std::map<std::pair<std::string, int64_t>, int> counts(const TrialMeasurement& m)
 
 // The workload's own metrics of a repetition (without the utilization every run gets).
 std::set<std::string> workload_metrics_of(const TrialMeasurement& m, int64_t repetition) {
-  const std::set<std::string> utilization{metric::kCpuBusyShare, metric::kInstructions, metric::kCycles,
-                                          metric::kLlcMisses, metric::kInstructionsPerCycle};
+  const std::set<std::string> utilization{
+      metric::kCpuBusyShare,         metric::kInstructions,   metric::kCycles,           metric::kLlcMisses,
+      metric::kInstructionsPerCycle, metric::kGpuBusyPercent, metric::kGpuVramPeakBytes, metric::kGpuMemoryClockMhz};
   std::set<std::string> names;
   for (const Sample& s : m.samples) {
     if (s.repetition == repetition && !utilization.contains(s.metric)) names.insert(s.metric);
@@ -84,6 +87,37 @@ TEST(TrialWorkload, PromptAtDepth) {
   EXPECT_EQ((n[{metric::kKvBytes, 1}]), 1);
   EXPECT_EQ((n[{metric::kKvBytes, 2}]), 0);
   EXPECT_TRUE(m.peak_rss_bytes.has_value());
+}
+
+// GPU utilization is sampled only when the trial offloads layers: a CPU-only trial has none of it and no
+// warning about it, whether or not this host has NVML.
+TEST(TrialWorkload, CpuOnlyTrialRecordsNoGpuMetrics) {
+  const auto m = run(config_for(workload("tg", 0, 4), 16));
+  for (const Sample& s : m.samples) EXPECT_NE(s.metric.rfind("gpu_", 0), 0u) << s.metric;
+  for (const auto& w : m.warnings) EXPECT_EQ(w.find("GPU"), std::string::npos) << w;
+}
+
+TEST(TrialWorkload, GpuTrialRecordsGpuUtilizationWhereNvmlAnswers) {
+  if (cuda_devices().empty()) GTEST_SKIP() << "no CUDA GPU visible (or no CUDA backend in this build)";
+  nlohmann::json config = config_for(workload("tg", 0, 4), 16);
+  config["n_gpu_layers"] = 99;
+  const auto m = run(config);
+  auto n = counts(m);
+  if (!nvml::nvml_available()) {
+    EXPECT_EQ((n[{metric::kGpuBusyPercent, 1}]), 0);
+    bool warned = false;
+    for (const auto& w : m.warnings) warned |= w.find("GPU utilization not recorded") != std::string::npos;
+    EXPECT_TRUE(warned);
+    return;
+  }
+  for (int64_t rep : {0, 1, 2}) {
+    EXPECT_EQ((n[{metric::kGpuBusyPercent, rep}]), 1);
+    EXPECT_EQ((n[{metric::kGpuVramPeakBytes, rep}]), 1);
+  }
+  for (const Sample& s : m.samples) {
+    if (s.metric == metric::kGpuBusyPercent) EXPECT_LE(s.value, 100);
+    if (s.metric == metric::kGpuVramPeakBytes) EXPECT_GT(s.value, 0);
+  }
 }
 
 TEST(TrialWorkload, GenerateHasOneItlPerGap) {
