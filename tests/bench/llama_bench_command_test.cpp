@@ -114,6 +114,9 @@ TEST_F(BenchCommand, RooflineUsesTheProbesReadBandwidth) {
   probe.fingerprint = host_fingerprint(live->info);
   probe.measured_at_unix = std::time(nullptr);
   probe.bandwidth.read_all_cores.best = 10.0;  // GB/s
+  // Figures for this host's GPUs (none without one): a probe missing a visible GPU is measured again.
+  probe.gpus.clear();
+  for (const GpuInfo& g : live->info.gpus) probe.gpus.push_back({g.index, g.name, g.pci_bus_id, 1000.0, 100.0, 8192, ""});
   ASSERT_TRUE(save_host_probe(probe_cache_file(dir_ / "infertune", probe.fingerprint), probe));
 
   std::string out;
