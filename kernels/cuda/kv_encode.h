@@ -27,21 +27,9 @@ INFERTUNE_HD float fabs_of(float v) { return v < 0.0f ? -v : v; }
 INFERTUNE_HD bool is_nan(float v) { return v != v; }
 INFERTUNE_HD float clamp_to(float v, float lo, float hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
-INFERTUNE_HD float mul(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-
-INFERTUNE_HD float add(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
+// Rounded multiplies and adds, never fused: block_decode.h's.
+using block_decode_detail::add;
+using block_decode_detail::mul;
 
 INFERTUNE_HD float div(float a, float b) {
 #if defined(__CUDA_ARCH__)
