@@ -32,9 +32,9 @@ double gib(uint64_t bytes) { return double(bytes) / double(1ull << 30); }
 Status check_engine_support(const BenchTest& test) {
   // A test that asks for GPU layers measures the GPU; without one it is an error row, not CPU numbers
   // under an -ngl label (run and the sweep's trials fall back to the CPU with a warning instead).
-  if (test.settings.n_gpu_layers != 0 && cuda_devices().empty()) {
-    return fail("-ngl {}: {} (use -ngl 0)", test.settings.n_gpu_layers,
-                cuda_compiled() ? "no CUDA GPU is visible" : "this build has no CUDA backend");
+  const int ngl = test.settings.n_gpu_layers;
+  if (const std::string why = ngl != 0 ? no_cuda_gpu_reason() : ""; !why.empty()) {
+    return fail("-ngl {}: {} (use -ngl 0)", ngl, why);
   }
   return {};
 }

@@ -61,12 +61,13 @@ ActivationSizes activation_sizes(const ModelConfig& c, uint32_t max_tokens, bool
   return s;
 }
 
+uint64_t gpu_kv_head_bytes(GgmlType type, uint32_t head_dim) {
+  const GgmlTypeTraits& t = ggml_type_traits(type);
+  return uint64_t(head_dim) / t.block_elements * t.block_bytes;
+}
+
 uint64_t gpu_kv_bytes_per_layer(const ModelConfig& c, uint32_t n_cells, GgmlType type_k, GgmlType type_v) {
-  auto head = [](GgmlType type, uint32_t head_dim) -> uint64_t {
-    const GgmlTypeTraits& t = ggml_type_traits(type);
-    return uint64_t(head_dim) / t.block_elements * t.block_bytes;
-  };
-  return (head(type_k, c.head_dim) + head(type_v, c.head_dim_v)) * c.n_head_kv * n_cells;
+  return (gpu_kv_head_bytes(type_k, c.head_dim) + gpu_kv_head_bytes(type_v, c.head_dim_v)) * c.n_head_kv * n_cells;
 }
 
 GpuMemoryUse predict_gpu_memory(const ModelConfig& c, const OffloadWeightBytes& weights, const GpuMemoryInputs& in) {

@@ -54,6 +54,9 @@ ActivationSizes activation_sizes(const ModelConfig& config, uint32_t max_tokens,
 // The values of the batched product's f16 weight buffer: a matrix is decoded a slice of rows at a time.
 inline constexpr size_t kF16ChunkValues = size_t{32} << 20;
 
+// Bytes of one head's row of a cache cell in `type` (head_dim whole blocks of it).
+uint64_t gpu_kv_head_bytes(GgmlType type, uint32_t head_dim);
+
 // K and V bytes of one layer's cache on the GPU (f32, f16, bf16, q8_0, q4_0; head sizes whole blocks).
 uint64_t gpu_kv_bytes_per_layer(const ModelConfig& config, uint32_t n_cells, GgmlType type_k, GgmlType type_v);
 

@@ -27,11 +27,6 @@ std::span<const std::byte> file_layout_bytes(const Model& model, const WeightMat
   return info ? model.file().tensor_data(*info) : std::span<const std::byte>{};
 }
 
-size_t head_bytes(GgmlType type, uint32_t head_dim) {
-  const GgmlTypeTraits& t = ggml_type_traits(type);
-  return head_dim / t.block_elements * t.block_bytes;
-}
-
 // Page-locked memory for the duration of the upload (pageable copies when it cannot be had).
 struct PinnedStaging {
   void* ptr = nullptr;
@@ -232,8 +227,8 @@ Status GpuOffload::allocate_kv() {
                 c.head_dim_v);
   }
   // The two buffers of a layer add up to gpu_kv_bytes_per_layer, the memory model's figure.
-  const size_t k_bytes = head_bytes(params_.type_k, c.head_dim) * c.n_head_kv * params_.n_cells;
-  const size_t v_bytes = head_bytes(params_.type_v, c.head_dim_v) * c.n_head_kv * params_.n_cells;
+  const size_t k_bytes = gpu_kv_head_bytes(params_.type_k, c.head_dim) * c.n_head_kv * params_.n_cells;
+  const size_t v_bytes = gpu_kv_head_bytes(params_.type_v, c.head_dim_v) * c.n_head_kv * params_.n_cells;
   for (size_t i = 0; i < layers_.size(); ++i) {
     const uint32_t il = split_.first_layer + static_cast<uint32_t>(i);
     auto k =
@@ -417,13 +412,13 @@ Status GpuOffload::layer_forward(const ForwardPass& pass, const ForwardBatch& ba
                                   static_cast<int>(c.n_head_kv),
                                   static_cast<int>(c.head_dim),
                                   params_.n_cells,
-                                  head_bytes(params_.type_k, c.head_dim)};
+                                  gpu_kv_head_bytes(params_.type_k, c.head_dim)};
     const cuda::KvLayerView vview{l.v_cache.get(),
                                   type_id(params_.type_v),
                                   static_cast<int>(c.n_head_kv),
                                   static_cast<int>(c.head_dim_v),
                                   params_.n_cells,
-                                  head_bytes(params_.type_v, c.head_dim_v)};
+                                  gpu_kv_head_bytes(params_.type_v, c.head_dim_v)};
     const auto* cells = act_.cells.as<uint32_t>();
     if (Status s = step(cuda::store_kv(k, tokens, cells, kview, stream_)); !s) return s;
     if (Status s = step(cuda::store_kv(v, tokens, cells, vview, stream_)); !s) return s;

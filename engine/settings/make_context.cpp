@@ -67,10 +67,9 @@ Result<PlacedContext> make_context(const Model& model, const EngineSettings& set
   params.n_gpu_layers = settings.n_gpu_layers;
   params.main_gpu = settings.main_gpu;
   params.kv_offload = settings.kv_offload;
-  if (params.n_gpu_layers != 0 && cuda_devices().empty()) {
+  if (const std::string why = params.n_gpu_layers != 0 ? no_cuda_gpu_reason() : ""; !why.empty()) {
     // As llama.cpp: without a driver or GPU the layers run on the CPU, and the user is told once.
-    out.warnings.push_back(fmt::format("-ngl {}: {}; running every layer on the CPU", setting_text(settings),
-                                       cuda_compiled() ? "no CUDA GPU is visible" : "this build has no CUDA backend"));
+    out.warnings.push_back(fmt::format("-ngl {}: {}; running every layer on the CPU", setting_text(settings), why));
     params.n_gpu_layers = 0;
   }
   if (params.n_gpu_layers == kGpuLayersAuto) {

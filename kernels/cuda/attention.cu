@@ -149,89 +149,21 @@ __global__ void attention_kernel(const float* q, int n_head, KvLayerView k, KvLa
   }
 }
 
-// Calls f.template operator()<T>() for a KV type id; false when the type has no GPU cache kernels.
-template <class F>
-bool with_kv_type(uint32_t type_id, const F& f) {
-  switch (static_cast<BlockType>(type_id)) {
-    case BlockType::F32:
-      f.template operator()<BlockType::F32>();
-      return true;
-    case BlockType::F16:
-      f.template operator()<BlockType::F16>();
-      return true;
-    case BlockType::BF16:
-      f.template operator()<BlockType::BF16>();
-      return true;
-    case BlockType::Q8_0:
-      f.template operator()<BlockType::Q8_0>();
-      return true;
-    case BlockType::Q4_0:
-      f.template operator()<BlockType::Q4_0>();
-      return true;
-    default:
-      return false;
-  }
-}
-
-struct StoreLaunch {
-  const float* src;
-  int64_t n_tokens;
-  const uint32_t* cells;
-  KvLayerView cache;
-  cudaStream_t stream;
-  template <BlockType T>
-  void operator()() const {
-    const int64_t n = n_tokens * cache.n_head_kv * (cache.head_dim / kBlock);
-    store_kv_kernel<T><<<blocks_for(n, kStoreThreads), kStoreThreads, 0, stream>>>(src, n_tokens, cells, cache);
-  }
-};
-
-struct AttentionLaunch {
-  const float* q;
-  int64_t n_tokens;
-  int n_head;
-  KvLayerView k, v;
-  AttentionKeys keys;
-  float scale;
-  float* out;
-  cudaStream_t stream;
-
-  template <BlockType KT>
-  struct WithK {
-    const AttentionLaunch* a;
-    template <BlockType VT>
-    void operator()() const {
-      attention_kernel<KT, VT><<<static_cast<unsigned>(a->n_tokens * a->n_head), kAttnThreads, 0, a->stream>>>(
-          a->q, a->n_head, a->k, a->v, a->keys, a->scale, a->out);
-    }
-  };
-  template <BlockType KT>
-  void operator()() const {
-    with_kv_type(v.type_id, WithK<KT>{this});
-  }
-};
-
 }  // namespace
 
 bool kv_type_supported(uint32_t type_id) {
-  switch (static_cast<BlockType>(type_id)) {
-    case BlockType::F32:
-    case BlockType::F16:
-    case BlockType::BF16:
-    case BlockType::Q8_0:
-    case BlockType::Q4_0:
-      return true;
-    default:
-      return false;
-  }
+  return visit_kv_type(type_id, [](auto) {});
 }
 
 int store_kv(const float* src, int64_t n_tokens, const uint32_t* cells, const KvLayerView& cache, void* stream) {
   if (n_tokens == 0) return 0;
   if (cache.head_dim % kBlock != 0) return cudaErrorInvalidValue;
-  if (!with_kv_type(cache.type_id, StoreLaunch{src, n_tokens, cells, cache, as_stream(stream)})) {
-    return cudaErrorInvalidValue;
-  }
+  const int64_t n = n_tokens * cache.n_head_kv * (cache.head_dim / kBlock);
+  const bool known = visit_kv_type(cache.type_id, [&](auto tag) {
+    store_kv_kernel<decltype(tag)::value>
+        <<<blocks_for(n, kStoreThreads), kStoreThreads, 0, as_stream(stream)>>>(src, n_tokens, cells, cache);
+  });
+  if (!known) return cudaErrorInvalidValue;
   return cudaGetLastError();
 }
 
@@ -242,8 +174,14 @@ int attention(const float* q, int64_t n_tokens, int n_head, const KvLayerView& k
       n_head % k.n_head_kv != 0 || !kv_type_supported(v.type_id)) {
     return cudaErrorInvalidValue;
   }
-  const AttentionLaunch launch{q, n_tokens, n_head, k, v, keys, scale, out, as_stream(stream)};
-  if (!with_kv_type(k.type_id, launch)) return cudaErrorInvalidValue;
+  const auto grid = static_cast<unsigned>(n_tokens * n_head);
+  const bool known = visit_kv_type(k.type_id, [&](auto k_tag) {
+    visit_kv_type(v.type_id, [&](auto v_tag) {
+      attention_kernel<decltype(k_tag)::value, decltype(v_tag)::value>
+          <<<grid, kAttnThreads, 0, as_stream(stream)>>>(q, n_head, k, v, keys, scale, out);
+    });
+  });
+  if (!known) return cudaErrorInvalidValue;
   return cudaGetLastError();
 }
 

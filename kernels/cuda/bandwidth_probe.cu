@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/cuda/device_ops.h"
+#include "kernels/cuda/device_runtime.h"
 
 namespace infertune::cuda {
 namespace {
@@ -27,8 +28,7 @@ __global__ void fill_kernel(__half* x, int64_t n) {
   }
 }
 
-constexpr int kBlasBase = -1000;  // as device_runtime.cu: cuBLAS statuses below kNotCompiled
-int blas_code(cublasStatus_t s) { return s == CUBLAS_STATUS_SUCCESS ? 0 : kBlasBase - static_cast<int>(s); }
+int blas_code(cublasStatus_t s) { return blas_status_code(static_cast<int>(s)); }
 
 // The SM count of the current device (the one set_device chose), for a grid that fills it.
 cudaError_t current_sm_count(int* sms) {

@@ -340,6 +340,10 @@ struct BlockTypeTag {
   static constexpr BlockType value = T;
 };
 
+// Host code passes host lambdas (kernel launches), device code device ones: no execution-space check on f.
+#if defined(__CUDACC__)
+#pragma nv_exec_check_disable
+#endif
 template <class F>
 INFERTUNE_HD bool visit_block_type(uint32_t type_id, F&& f) {
   // clang-format off

@@ -18,4 +18,10 @@ bool cuda_compiled();
 // GPUs visible to the CUDA runtime; empty without a driver or GPU (never an error at start-up).
 std::vector<CudaDevice> cuda_devices();
 
+// Why no CUDA GPU can be used ("" when one is visible), in the words every command and test uses.
+inline std::string no_cuda_gpu_reason() {
+  if (!cuda_compiled()) return "this build has no CUDA backend";
+  return cuda_devices().empty() ? "no CUDA GPU is visible" : "";
+}
+
 }  // namespace infertune

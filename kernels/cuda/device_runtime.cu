@@ -9,16 +9,13 @@ namespace {
 
 cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
 
-// cuBLAS statuses are reported as negative codes below kNotCompiled so that one int carries both.
-constexpr int kBlasBase = -1000;
-
 }  // namespace
 
 std::string error_text(int code) {
   if (code == 0) return "success";
   if (code == kNotCompiled) return "this build has no CUDA backend";
-  if (code <= kBlasBase)
-    return std::string("cuBLAS: ") + cublasGetStatusString(static_cast<cublasStatus_t>(kBlasBase - code));
+  if (code <= kBlasErrorBase)
+    return std::string("cuBLAS: ") + cublasGetStatusString(static_cast<cublasStatus_t>(kBlasErrorBase - code));
   return cudaGetErrorString(static_cast<cudaError_t>(code));
 }
 
@@ -72,11 +69,11 @@ int copy_on_device(void* dst, const void* src, size_t bytes, void* stream) {
 int blas_create(void** handle, void* stream) {
   cublasHandle_t h = nullptr;
   cublasStatus_t s = cublasCreate(&h);
-  if (s != CUBLAS_STATUS_SUCCESS) return kBlasBase - static_cast<int>(s);
+  if (s != CUBLAS_STATUS_SUCCESS) return blas_status_code(static_cast<int>(s));
   s = cublasSetStream(h, as_stream(stream));
   if (s != CUBLAS_STATUS_SUCCESS) {
     cublasDestroy(h);
-    return kBlasBase - static_cast<int>(s);
+    return blas_status_code(static_cast<int>(s));
   }
   *handle = h;
   return 0;

@@ -9,6 +9,9 @@
 namespace infertune::cuda {
 
 inline constexpr int kNotCompiled = -1;
+// cuBLAS statuses travel in the same int as CUDA's errors: kBlasErrorBase - status (error_text decodes it).
+inline constexpr int kBlasErrorBase = -1000;
+inline int blas_status_code(int status) { return status == 0 ? 0 : kBlasErrorBase - status; }
 
 std::string error_text(int code);
 

@@ -148,27 +148,30 @@ INFERTUNE_HD void encode_kv_block(const float* x, uint8_t* dst) {
   }
 }
 
+// Calls f(BlockTypeTag<T>{}) for a type the KV cache takes (f32, f16, bf16, q8_0, q4_0): the one switch the
+// cache's runtime dispatch goes through (the encoder below, the device's store and attention kernels).
+// Returns false for any other type.
+// Host code passes host lambdas (kernel launches), device code device ones: no execution-space check on f.
+#if defined(__CUDACC__)
+#pragma nv_exec_check_disable
+#endif
+template <class F>
+INFERTUNE_HD bool visit_kv_type(uint32_t type_id, F&& f) {
+  // clang-format off
+  switch (static_cast<BlockType>(type_id)) {
+    case BlockType::F32: f(BlockTypeTag<BlockType::F32>{}); return true;
+    case BlockType::F16: f(BlockTypeTag<BlockType::F16>{}); return true;
+    case BlockType::BF16: f(BlockTypeTag<BlockType::BF16>{}); return true;
+    case BlockType::Q8_0: f(BlockTypeTag<BlockType::Q8_0>{}); return true;
+    case BlockType::Q4_0: f(BlockTypeTag<BlockType::Q4_0>{}); return true;
+    default: return false;
+  }
+  // clang-format on
+}
+
 // Runtime dispatch for host code and tests: false when the cache does not take the type.
 INFERTUNE_HD bool encode_kv_block_any(uint32_t type_id, const float* x, uint8_t* dst) {
-  switch (static_cast<BlockType>(type_id)) {
-    case BlockType::F32:
-      encode_kv_block<BlockType::F32>(x, dst);
-      return true;
-    case BlockType::F16:
-      encode_kv_block<BlockType::F16>(x, dst);
-      return true;
-    case BlockType::BF16:
-      encode_kv_block<BlockType::BF16>(x, dst);
-      return true;
-    case BlockType::Q8_0:
-      encode_kv_block<BlockType::Q8_0>(x, dst);
-      return true;
-    case BlockType::Q4_0:
-      encode_kv_block<BlockType::Q4_0>(x, dst);
-      return true;
-    default:
-      return false;
-  }
+  return visit_kv_type(type_id, [&](auto tag) { encode_kv_block<decltype(tag)::value>(x, dst); });
 }
 
 }  // namespace infertune::cuda

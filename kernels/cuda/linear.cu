@@ -10,6 +10,7 @@
 
 #include "kernels/cuda/block_decode.h"
 #include "kernels/cuda/device_ops.h"
+#include "kernels/cuda/device_runtime.h"
 #include "kernels/cuda/matvec_fast.h"
 
 namespace infertune::cuda {
@@ -18,7 +19,6 @@ namespace {
 constexpr int kWarp = 32;
 constexpr int kPiece = 32;        // values one thread decodes at a time (block_decode.h)
 constexpr int kRowsPerBlock = 4;  // one warp per weight row
-constexpr int kBlasBase = -1000;  // as device_runtime.cu
 
 cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
 
@@ -89,66 +89,7 @@ __global__ void convert_f16_kernel(const float* x, int64_t n, __half* out) {
   if (i < n) out[i] = __float2half_rn(x[i]);
 }
 
-// Calls f.template operator()<T>() with the BlockType of a type id; false when there is none.
-template <class F>
-bool with_block_type(uint32_t type_id, const F& f) {
-  switch (static_cast<BlockType>(type_id)) {
-#define INFERTUNE_CASE(name)                  \
-  case BlockType::name:                       \
-    f.template operator()<BlockType::name>(); \
-    return true;
-    INFERTUNE_CASE(F32)
-    INFERTUNE_CASE(F16)
-    INFERTUNE_CASE(BF16)
-    INFERTUNE_CASE(Q8_0)
-    INFERTUNE_CASE(Q4_0)
-    INFERTUNE_CASE(Q4_1)
-    INFERTUNE_CASE(Q5_0)
-    INFERTUNE_CASE(Q5_1)
-    INFERTUNE_CASE(IQ4_NL)
-    INFERTUNE_CASE(IQ4_XS)
-    INFERTUNE_CASE(Q2_K)
-    INFERTUNE_CASE(Q3_K)
-    INFERTUNE_CASE(Q4_K)
-    INFERTUNE_CASE(Q5_K)
-    INFERTUNE_CASE(Q6_K)
-#undef INFERTUNE_CASE
-    default:
-      return false;
-  }
-}
-
 unsigned blocks_for(int64_t n, int threads) { return static_cast<unsigned>((n + threads - 1) / threads); }
-
-// The launches per block type (functors: the .cu files are C++17, without template lambdas).
-struct MatvecLaunch {
-  const uint8_t* w;
-  int64_t n_rows, n_cols;
-  uint64_t row_bytes;
-  const float* x;
-  int n_tokens;
-  float* y;
-  cudaStream_t stream;
-  template <BlockType T>
-  void operator()() const {
-    matvec_kernel<T><<<blocks_for(n_rows, kRowsPerBlock), kRowsPerBlock * kWarp, 0, stream>>>(
-        w, n_rows, n_cols, row_bytes, x, n_tokens, y);
-  }
-};
-
-struct DequantizeLaunch {
-  const uint8_t* w;
-  int64_t n_rows, n_cols;
-  uint64_t row_bytes;
-  __half* out;
-  cudaStream_t stream;
-  template <BlockType T>
-  void operator()() const {
-    constexpr int kThreads = 256;
-    dequantize_f16_kernel<T>
-        <<<blocks_for(n_rows * (n_cols / kPiece), kThreads), kThreads, 0, stream>>>(w, n_rows, n_cols, row_bytes, out);
-  }
-};
 
 }  // namespace
 
@@ -174,9 +115,12 @@ int matvec_generic(uint32_t type_id, const void* w, int64_t n_rows, int64_t n_co
                    float* y, void* stream) {
   if (n_tokens < 1 || n_tokens > kMatvecMaxTokens || n_cols % kPiece != 0) return cudaErrorInvalidValue;
   const uint64_t rb = row_bytes(type_id, n_cols);
-  const MatvecLaunch launch{static_cast<const uint8_t*>(w), n_rows, n_cols,           rb, x,
-                            static_cast<int>(n_tokens),     y,      as_stream(stream)};
-  const bool known = with_block_type(type_id, launch);
+  const auto* bytes = static_cast<const uint8_t*>(w);
+  const bool known = visit_block_type(type_id, [&](auto tag) {
+    matvec_kernel<decltype(tag)::value>
+        <<<blocks_for(n_rows, kRowsPerBlock), kRowsPerBlock * kWarp, 0, as_stream(stream)>>>(
+            bytes, n_rows, n_cols, rb, x, static_cast<int>(n_tokens), y);
+  });
   if (!known) return cudaErrorInvalidValue;
   return cudaGetLastError();
 }
@@ -184,9 +128,13 @@ int matvec_generic(uint32_t type_id, const void* w, int64_t n_rows, int64_t n_co
 int dequantize_to_f16(uint32_t type_id, const void* w, int64_t n_rows, int64_t n_cols, void* out, void* stream) {
   if (n_cols % kPiece != 0) return cudaErrorInvalidValue;
   const uint64_t rb = row_bytes(type_id, n_cols);
-  const DequantizeLaunch launch{static_cast<const uint8_t*>(w), n_rows,           n_cols, rb,
-                                static_cast<__half*>(out),      as_stream(stream)};
-  const bool known = with_block_type(type_id, launch);
+  const auto* bytes = static_cast<const uint8_t*>(w);
+  constexpr int kThreads = 256;
+  const bool known = visit_block_type(type_id, [&](auto tag) {
+    dequantize_f16_kernel<decltype(tag)::value>
+        <<<blocks_for(n_rows * (n_cols / kPiece), kThreads), kThreads, 0, as_stream(stream)>>>(
+            bytes, n_rows, n_cols, rb, static_cast<__half*>(out));
+  });
   if (!known) return cudaErrorInvalidValue;
   return cudaGetLastError();
 }
@@ -206,7 +154,7 @@ int gemm_f16(void* blas, const void* w_f16, int64_t n_rows, int64_t n_cols, cons
       static_cast<cublasHandle_t>(blas), CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n_rows), static_cast<int>(n_tokens),
       static_cast<int>(n_cols), &one, w_f16, CUDA_R_16F, static_cast<int>(n_cols), x_f16, CUDA_R_16F,
       static_cast<int>(n_cols), &zero, y, CUDA_R_32F, static_cast<int>(ldy), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-  return s == CUBLAS_STATUS_SUCCESS ? 0 : kBlasBase - static_cast<int>(s);
+  return blas_status_code(static_cast<int>(s));
 }
 
 int gemm_f32(void* blas, const float* w, int64_t n_rows, int64_t n_cols, const float* x, int64_t n_tokens, float* y,
@@ -216,7 +164,7 @@ int gemm_f32(void* blas, const float* w, int64_t n_rows, int64_t n_cols, const f
       cublasSgemm(static_cast<cublasHandle_t>(blas), CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n_rows),
                   static_cast<int>(n_tokens), static_cast<int>(n_cols), &one, w, static_cast<int>(n_cols), x,
                   static_cast<int>(n_cols), &zero, y, static_cast<int>(ldy));
-  return s == CUBLAS_STATUS_SUCCESS ? 0 : kBlasBase - static_cast<int>(s);
+  return blas_status_code(static_cast<int>(s));
 }
 
 }  // namespace infertune::cuda

@@ -65,6 +65,20 @@ uint64_t forward_scratch_bytes(const ModelConfig& c, uint64_t n_tokens) {
   return per_token * n_tokens * sizeof(float);
 }
 
+uint32_t largest_piece(const MemoryInputs& in) {
+  // Context::decode evaluates a batch in pieces of at most min(batch tokens, n_ubatch <= n_batch).
+  return std::max<uint32_t>(1, std::min({in.max_decode_tokens, in.n_ubatch, in.n_batch}));
+}
+
+GpuMemoryInputs gpu_memory_inputs(const MemoryInputs& in) {
+  return {.n_gpu_layers = in.n_gpu_layers,
+          .kv_offload = in.kv_offload,
+          .n_cells = in.n_ctx,
+          .type_k = in.type_k,
+          .type_v = in.type_v,
+          .max_tokens = largest_piece(in)};
+}
+
 Result<MemoryPrediction> predict_memory(const ModelShape& model, const MemoryInputs& in) {
   const ModelConfig& c = model.config;
   const KvLayout layout{.n_layers = c.n_layers,
@@ -84,17 +98,8 @@ Result<MemoryPrediction> predict_memory(const ModelShape& model, const MemoryInp
   if (in.n_gpu_layers != 0 && in.kv_offload)
     host_layout.n_layers = offload_split(in.n_gpu_layers, c.n_layers).first_layer;
   p.kv_resident = std::min(p.kv, kv_resident_bytes(host_layout, written));
-  p.gpu = predict_gpu_memory(c, model.offload,
-                             {.n_gpu_layers = in.n_gpu_layers,
-                              .kv_offload = in.kv_offload,
-                              .n_cells = in.n_ctx,
-                              .type_k = in.type_k,
-                              .type_v = in.type_v,
-                              .max_tokens = static_cast<uint32_t>(
-                                  std::max<uint64_t>(1, std::min({in.max_decode_tokens, in.n_ubatch, in.n_batch})))});
-  // Context::decode reserves the scratch for its largest piece: min(batch tokens, n_ubatch <= n_batch).
-  const uint64_t piece = std::max<uint64_t>(1, std::min({in.max_decode_tokens, in.n_ubatch, in.n_batch}));
-  p.compute = forward_scratch_bytes(c, piece) + uint64_t(in.n_outputs) * c.n_vocab * sizeof(float);
+  p.gpu = predict_gpu_memory(c, model.offload, gpu_memory_inputs(in));
+  p.compute = forward_scratch_bytes(c, largest_piece(in)) + uint64_t(in.n_outputs) * c.n_vocab * sizeof(float);
   return p;
 }
 

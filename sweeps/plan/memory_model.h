@@ -68,6 +68,12 @@ struct MemoryPrediction {
   uint64_t expected_peak_rss() const { return weights + kv_resident + compute; }
 };
 
+// The most tokens one decode evaluates at once (a piece of a batch), at least 1.
+uint32_t largest_piece(const MemoryInputs& in);
+
+// What the GPU part of the prediction reads (engine/gpu/gpu_memory.h); in.n_gpu_layers as given (auto too).
+GpuMemoryInputs gpu_memory_inputs(const MemoryInputs& in);
+
 // Errors when the KV types do not fit the model's head sizes (the engine would refuse the context).
 Result<MemoryPrediction> predict_memory(const ModelShape& model, const MemoryInputs& in);
 

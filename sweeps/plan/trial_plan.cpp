@@ -149,17 +149,6 @@ std::string skip_reason(const SweepSpec& spec, const EngineSettings& settings, u
   return {};
 }
 
-// What the GPU memory prediction needs of a trial's settings.
-GpuMemoryInputs gpu_inputs(const EngineSettings& settings, const WorkloadNeeds& need) {
-  const ContextParams& c = settings.context;
-  return {.n_gpu_layers = settings.n_gpu_layers,
-          .kv_offload = settings.kv_offload,
-          .n_cells = c.n_ctx,
-          .type_k = c.type_k,
-          .type_v = c.type_v,
-          .max_tokens = std::max<uint32_t>(1, std::min({need.decode_tokens, c.n_ubatch, c.n_batch}))};
-}
-
 // The trials of the spec's product, one reload group at a time.
 struct Product {
   const SweepSpec& spec;
@@ -188,25 +177,28 @@ struct Product {
                                       const ModelShape& shape) {
     const WorkloadNeeds need = needs(w);
     EngineSettings settings = fitted_to(picked, w, need);
-    if (settings.n_gpu_layers == kGpuLayersAuto && gpu_memory) {
-      settings.n_gpu_layers = fit_gpu_layers(shape.config, shape.offload, gpu_inputs(settings, need), *gpu_memory);
+    const ContextParams& c = settings.context;
+    MemoryInputs in{.n_ctx = c.n_ctx,
+                    .n_batch = c.n_batch,
+                    .n_ubatch = c.n_ubatch,
+                    .max_decode_tokens = need.decode_tokens,
+                    .n_outputs = need.outputs,
+                    .type_k = c.type_k,
+                    .type_v = c.type_v,
+                    .use_mmap = settings.use_mmap,
+                    .n_gpu_layers = settings.n_gpu_layers,
+                    .kv_offload = settings.kv_offload};
+    if (settings.n_gpu_layers == kGpuLayersAuto) {
+      // auto: the most layers that fit this host's GPU; without one it stays auto (skipped below).
+      if (gpu_memory)
+        settings.n_gpu_layers = fit_gpu_layers(shape.config, shape.offload, gpu_memory_inputs(in), *gpu_memory);
+      in.n_gpu_layers = settings.n_gpu_layers == kGpuLayersAuto ? 0 : settings.n_gpu_layers;
     }
     if (!seen.insert(coincidence_key(group, settings, w, need)).second) return std::nullopt;
     PlannedTrial t;
     t.config = trial_config(group, settings, w);
     t.hash = config_hash(t.config);
     t.workload = w.name();
-    const ContextParams& c = settings.context;
-    const MemoryInputs in{.n_ctx = c.n_ctx,
-                          .n_batch = c.n_batch,
-                          .n_ubatch = c.n_ubatch,
-                          .max_decode_tokens = need.decode_tokens,
-                          .n_outputs = need.outputs,
-                          .type_k = c.type_k,
-                          .type_v = c.type_v,
-                          .use_mmap = settings.use_mmap,
-                          .n_gpu_layers = settings.n_gpu_layers == kGpuLayersAuto ? 0 : settings.n_gpu_layers,
-                          .kv_offload = settings.kv_offload};
     auto memory = predict_memory(shape, in);
     if (memory) t.memory = *memory;
     t.skip_reason = skip_reason(spec, settings, need.ctx, memory, gpu_memory);

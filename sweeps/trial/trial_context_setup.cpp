@@ -43,9 +43,8 @@ Result<PlacedContext> start_trial_context(const Model& model, const TrialConfig&
   // A trial that asks for GPU layers measures the GPU: without one it fails, rather than recording the
   // CPU's numbers under its -ngl (make_context would fall back to the CPU).
   const int ngl = config.settings.n_gpu_layers;
-  if (ngl != 0 && cuda_devices().empty()) {
-    return fail("config field 'n_gpu_layers': -ngl {}: {}", ngl,
-                cuda_compiled() ? "no CUDA GPU is visible" : "this build has no CUDA backend");
+  if (const std::string why = ngl != 0 ? no_cuda_gpu_reason() : ""; !why.empty()) {
+    return fail("config field 'n_gpu_layers': -ngl {}: {}", ngl, why);
   }
   auto placed = make_context(model, config.settings);
   if (placed) return placed;

@@ -256,7 +256,7 @@ TEST_F(Topology, GpusAreTheCudaRuntimes) {
   const auto devices = cuda_devices();
   ASSERT_EQ(host().gpus.size(), devices.size());
   if (devices.empty()) {
-    GTEST_SKIP() << (cuda_compiled() ? "no CUDA device visible" : "built without the CUDA backend");
+    GTEST_SKIP() << no_cuda_gpu_reason();
   }
   for (size_t i = 0; i < devices.size(); ++i) {
     EXPECT_EQ(host().gpus[i].name, devices[i].name);

@@ -159,8 +159,8 @@ double half_tolerance(const char* model) { return std::string_view(model).ends_w
 
 TEST_P(ForwardFixtureTest, MatchesLlamaCppLogits) {
   const FixtureCase& fc = GetParam();
-  if (fc.n_gpu_layers != 0 && cuda_devices().empty()) {
-    GTEST_SKIP() << (cuda_compiled() ? "no CUDA device visible" : "built without the CUDA backend");
+  if (const std::string why = fc.n_gpu_layers != 0 ? no_cuda_gpu_reason() : ""; !why.empty()) {
+    GTEST_SKIP() << why;
   }
   auto model = Model::load(test::fixture_path(fmt::format("models/{}.gguf", fc.model)).string());
   ASSERT_TRUE(model.ok()) << model.error().message;

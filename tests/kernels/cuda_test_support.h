@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "kernels/cuda/cuda_devices.h"
@@ -11,11 +12,11 @@
 
 namespace infertune::test {
 
-#define INFERTUNE_SKIP_WITHOUT_GPU()                                                                   \
-  do {                                                                                                 \
-    if (cuda_devices().empty()) {                                                                      \
-      GTEST_SKIP() << (cuda_compiled() ? "no CUDA device visible" : "built without the CUDA backend"); \
-    }                                                                                                  \
+#define INFERTUNE_SKIP_WITHOUT_GPU()                                  \
+  do {                                                                \
+    if (const std::string why = no_cuda_gpu_reason(); !why.empty()) { \
+      GTEST_SKIP() << why;                                            \
+    }                                                                 \
   } while (0)
 
 struct DeviceFree {
