@@ -39,7 +39,8 @@ Status embed_tokens(const WeightMatrix& table, std::span<const int32_t> tokens, 
   const OpTimer timer(ProfiledOp::embed);
   const size_t n_embd = table.n_cols;
   for (size_t t = 0; t < tokens.size(); ++t) {
-    Status s = embedding_row(table.type, table.data, static_cast<uint64_t>(tokens[t]), x.subspan(t * n_embd, n_embd));
+    Status s = embedding_row(table.type, table.data, static_cast<uint64_t>(tokens[t]), x.subspan(t * n_embd, n_embd),
+                             table.layout);
     if (!s) return fail("{}: {}", table.name, s.error().message);
   }
   return {};

@@ -210,23 +210,24 @@ Status Model::bind_weights() {
 
 namespace {
 
-// The matrices only products read: every layer's, and the output projection unless it is token_embd (which
-// the embedding lookup also reads, row by row).
-std::vector<WeightMatrix*> product_matrices(ModelWeights& w, bool tied_output) {
+// The matrices products read: every layer's and the output projection. A tied output projection is also
+// token_embd, which the embedding lookup reads row by row; that lookup reads the interleaved layout too
+// (embedding_row), so a tied output is repacked like the others and token_embd follows it.
+std::vector<WeightMatrix*> product_matrices(ModelWeights& w) {
   std::vector<WeightMatrix*> all;
   for (LayerWeights& l : w.layers) {
     for (WeightMatrix* m : {&l.attn_q, &l.attn_k, &l.attn_v, &l.attn_output, &l.ffn_gate, &l.ffn_up, &l.ffn_down}) {
       all.push_back(m);
     }
   }
-  if (!tied_output) all.push_back(&w.output);
+  all.push_back(&w.output);
   return all;
 }
 
 // Of those, the ones whose kernel reads the interleaved layout, with the shape it needs.
-std::vector<WeightMatrix*> matrices_to_interleave(ModelWeights& w, bool tied_output) {
+std::vector<WeightMatrix*> matrices_to_interleave(ModelWeights& w) {
   std::vector<WeightMatrix*> chosen;
-  for (WeightMatrix* m : product_matrices(w, tied_output)) {
+  for (WeightMatrix* m : product_matrices(w)) {
     if (!has_interleaved_layout(m->type) || m->n_rows % kInterleavedRows != 0 || m->data.empty()) continue;
     const auto kernel = matmul_registry().find(m->type);
     if (kernel && kernel->reads_interleaved) chosen.push_back(m);
@@ -251,7 +252,7 @@ constexpr size_t kGroupsPerJob = 256;
 void Model::AlignedFree::operator()(std::byte* p) const { ::operator delete[](p, kInterleavedAlignment); }
 
 Status Model::interleave_weights() {
-  const std::vector<WeightMatrix*> chosen = matrices_to_interleave(weights_, config_.tied_output);
+  const std::vector<WeightMatrix*> chosen = matrices_to_interleave(weights_);
   if (chosen.empty()) return {};
   // Jobs of kGroupsPerJob row groups, over every chosen matrix, taken by the threads as they finish.
   struct Job {
@@ -299,6 +300,10 @@ Status Model::interleave_weights() {
     chosen[i]->layout = WeightLayout::interleaved8;
     interleaved_bytes_ += out[i].size();
   }
+  if (config_.tied_output) {
+    weights_.token_embd.data = weights_.output.data;
+    weights_.token_embd.layout = weights_.output.layout;
+  }
   return {};
 }
 
@@ -318,7 +323,7 @@ void Model::lock_memory() {
   const size_t length = static_cast<size_t>(reinterpret_cast<uintptr_t>(end) - start);
   size_t total = length;
   bool locked = ::mlock(reinterpret_cast<const void*>(start), length) == 0;
-  for (const WeightMatrix* m : product_matrices(weights_, config_.tied_output)) {  // and those repacked at load
+  for (const WeightMatrix* m : product_matrices(weights_)) {  // and those repacked at load
     if (m->layout != WeightLayout::interleaved8) continue;
     total += m->data.size();
     locked = locked && ::mlock(m->data.data(), m->data.size()) == 0;

@@ -260,21 +260,35 @@ Status interleave_rows(GgmlType type, std::span<const std::byte> rows, size_t n_
   return interleave_rows(type, rows, n_rows, n_cols, out, 0, n_rows / kInterleavedRows);
 }
 
+Status row_of_interleaved(GgmlType type, std::span<const std::byte> interleaved, size_t n_rows, size_t n_cols,
+                          size_t row, std::span<std::byte> out) {
+  if (Status s = check_shape(type, interleaved.size(), n_rows, n_cols); !s) return s;
+  if (row >= n_rows)
+    return fail("row {} is outside the {} rows of interleaved {} weights", row, n_rows, ggml_type_name(type));
+  const size_t row_bytes = interleaved.size() / n_rows;
+  if (out.size() != row_bytes)
+    return fail("interleaved row: {} bytes of output for a row of {} bytes", out.size(), row_bytes);
+  const InterleavedFormat& f = *interleaved_format(type);
+  const auto* group =
+      reinterpret_cast<const uint8_t*>(interleaved.data()) + row / kInterleavedRows * kInterleavedRows * row_bytes;
+  auto* dst = reinterpret_cast<uint8_t*>(out.data());
+  for (size_t b = 0; b < row_bytes / f.block_bytes; ++b) {
+    f.block_of_lane(group + b * kInterleavedRows * f.block_bytes, row % kInterleavedRows, dst + b * f.block_bytes);
+  }
+  return {};
+}
+
 Status deinterleave_rows(GgmlType type, std::span<const std::byte> interleaved, size_t n_rows, size_t n_cols,
                          std::span<std::byte> rows) {
   if (Status s = check_shape(type, interleaved.size(), n_rows, n_cols); !s) return s;
   if (rows.size() != interleaved.size()) {
     return fail("deinterleave: {} bytes of output for {} bytes", rows.size(), interleaved.size());
   }
-  const InterleavedFormat& f = *interleaved_format(type);
-  const size_t row_bytes = rows.size() / n_rows, n_blocks = row_bytes / f.block_bytes;
-  const auto* in = reinterpret_cast<const uint8_t*>(interleaved.data());
-  auto* dst = reinterpret_cast<uint8_t*>(rows.data());
+  const size_t row_bytes = rows.size() / n_rows;
   for (size_t row = 0; row < n_rows; ++row) {
-    const uint8_t* group = in + row / kInterleavedRows * kInterleavedRows * row_bytes;
-    for (size_t b = 0; b < n_blocks; ++b) {
-      f.block_of_lane(group + b * kInterleavedRows * f.block_bytes, row % kInterleavedRows,
-                      dst + row * row_bytes + b * f.block_bytes);
+    if (Status s = row_of_interleaved(type, interleaved, n_rows, n_cols, row, rows.subspan(row * row_bytes, row_bytes));
+        !s) {
+      return s;
     }
   }
   return {};

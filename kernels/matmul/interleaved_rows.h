@@ -70,6 +70,11 @@ void q4_0_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block)
 void q6k_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block);
 void q8_0_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block);
 
+// Row `row` in the file's layout (out: its row bytes) from interleaved weights of n_rows x n_cols: what the
+// embedding lookup reads when a tied output projection was repacked.
+Status row_of_interleaved(GgmlType type, std::span<const std::byte> interleaved, size_t n_rows, size_t n_cols,
+                          size_t row, std::span<std::byte> out);
+
 // The file's layout again, from the interleaved one (the inverse of interleave_rows).
 Status deinterleave_rows(GgmlType type, std::span<const std::byte> interleaved, size_t n_rows, size_t n_cols,
                          std::span<std::byte> rows);

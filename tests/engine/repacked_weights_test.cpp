@@ -1,6 +1,7 @@
 // Weights repacked at load (Model::load's `repack`, kernels/matmul/interleaved_rows.h): the Q4_K, Q6_K, Q4_0, Q8_0
 // matrices that a kernel reads interleaved are repacked into memory the Model owns, their bytes the file's in another
-// order; token_embd, the other types and a model loaded with repack off stay in the file's bytes; the logits are the
+// order; an untied token_embd, the other types and a model loaded with repack off stay in the file's bytes; a tied
+// output projection is repacked and the embedding lookup reads it interleaved; the logits are the
 // same bits either way, for prompts (tiled kernels), a few tokens and one-token steps; and a model repacked
 // for one kernel but run with another that cannot read the layout fails with a message, not wrong numbers.
 #include <gmock/gmock.h>
@@ -53,7 +54,7 @@ TEST(RepackedWeights, ProductMatricesAreInterleavedCopiesOfTheFileBytes) {
     EXPECT_TRUE(std::equal(back.begin(), back.end(), file_bytes.begin())) << m->name;
     repacked += m->data.size();
   }
-  EXPECT_EQ(model->weights().token_embd.layout, WeightLayout::rows);  // also read row by row
+  EXPECT_EQ(model->weights().token_embd.layout, WeightLayout::rows);  // untied: only the embedding lookup reads it
   EXPECT_EQ(model->interleaved_bytes(), repacked);
   if (kernel_reads_interleaved(GgmlType::Q4_K)) {
     EXPECT_GT(repacked, 0u);
@@ -114,6 +115,30 @@ TEST_P(RepackedPure, LogitsAreTheSameBitsAsFromTheFileLayout) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, RepackedPure, ::testing::Values("q4_0", "q8_0"),
+                         [](const auto& info) { return std::string(info.param); });
+
+// A tied output projection (token_embd read by the products and by the embedding lookup, as in Llama 3.2 1B):
+// repacked once, token_embd the same interleaved bytes, and every token's embedding the file row's.
+class RepackedTied : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RepackedTied, TheTiedOutputIsRepackedAndLookupsReadIt) {
+  auto bytes = test::synth_tiny(ModelArch::Llama, GetParam(), /*pure=*/false, /*tied=*/true);
+  ASSERT_TRUE(bytes.ok()) << bytes.error().message;
+  auto plain = Model::from_bytes(*bytes, GetParam(), {.repack = false});
+  auto repacked = Model::from_bytes(std::move(*bytes), GetParam());
+  ASSERT_TRUE(repacked.ok() && plain.ok());
+  ASSERT_TRUE(repacked->config().tied_output);
+  const WeightMatrix& output = repacked->weights().output;
+  if (!kernel_reads_interleaved(output.type))
+    GTEST_SKIP() << "no kernel on this CPU reads " << ggml_type_name(output.type) << " interleaved";
+  EXPECT_EQ(output.layout, WeightLayout::interleaved8);
+  EXPECT_EQ(repacked->weights().token_embd.layout, WeightLayout::interleaved8);
+  EXPECT_EQ(repacked->weights().token_embd.data.data(), output.data.data());
+  EXPECT_EQ(plain->weights().token_embd.layout, WeightLayout::rows);
+  for (unsigned threads : {1u, 2u}) EXPECT_EQ(logits_of(*repacked, threads), logits_of(*plain, 1)) << threads;
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, RepackedTied, ::testing::Values("q4_k_m", "q4_0", "q8_0"),
                          [](const auto& info) { return std::string(info.param); });
 
 TEST(RepackedWeights, AKernelThatCannotReadTheLayoutIsAnError) {

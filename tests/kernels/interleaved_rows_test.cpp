@@ -4,7 +4,8 @@
 //  - bad shapes are errors that name the type and the sizes;
 //  - every SIMD variant that reads the layout gives the same bits from it as from the file's layout, for one
 //    token (the interleaved matrix-vector kernel), 2-7 tokens, and prompt batches (the tiled kernels, which
-//    decode a row from the interleaved group), with rows split between callers at boundaries inside a group of 8.
+//    decode a row from the interleaved group), with rows split between callers at boundaries inside a group of 8;
+//  - the embedding lookup of an interleaved table (a repacked tied output projection) gives every row's values.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -16,6 +17,7 @@
 #include "kernels/matmul/interleaved_rows.h"
 #include "kernels/matmul/matmul.h"
 #include "kernels/matmul/matmul_registry.h"
+#include "kernels/ops/embedding.h"
 #include "kernels/quant.h"
 
 namespace infertune {
@@ -68,6 +70,23 @@ TEST_P(InterleavedTypes, RoundTripsToTheFileBytes) {
   std::vector<std::byte> back(rows.size());
   ASSERT_TRUE(deinterleave_rows(type, packed, kRows, kCols, back).ok());
   EXPECT_EQ(back, rows);
+}
+
+TEST_P(InterleavedTypes, EmbeddingLookupsReadEveryRowOfAnInterleavedTable) {
+  constexpr size_t kRows = 24, kCols = 512;
+  const GgmlType type = GetParam();
+  const auto rows = quantized_matrix(type, kRows, kCols, 11);
+  const auto packed = interleaved(rows, kRows, kCols, type);
+  std::vector<float> want(kCols), got(kCols);
+  for (size_t r = 0; r < kRows; ++r) {
+    ASSERT_TRUE(embedding_row(type, rows, r, want).ok());
+    const Status s = embedding_row(type, packed, r, got, WeightLayout::interleaved8);
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    EXPECT_EQ(got, want) << "row " << r;
+  }
+  const Status outside = embedding_row(type, packed, kRows, got, WeightLayout::interleaved8);
+  ASSERT_FALSE(outside.ok());
+  EXPECT_NE(outside.error().message.find("outside"), std::string::npos) << outside.error().message;
 }
 
 TEST(InterleavedRows, EachGroupKeepsItsBytesAndEachLaneRebuildsItsBlock) {
