@@ -8,6 +8,7 @@ void add_inspect_command(Subcommands& commands);
 void add_synth_command(Subcommands& commands);
 void add_tokenize_command(Subcommands& commands);
 void add_run_command(Subcommands& commands);
+void add_serve_command(Subcommands& commands);  // engine/server/serve_command.cpp
 void add_settings_command(Subcommands& commands);  // engine/settings/settings_command.cpp
 
 inline void register_engine_commands(Subcommands& commands) {
@@ -15,6 +16,7 @@ inline void register_engine_commands(Subcommands& commands) {
   add_synth_command(commands);
   add_tokenize_command(commands);
   add_run_command(commands);
+  add_serve_command(commands);
   add_settings_command(commands);
 }
 

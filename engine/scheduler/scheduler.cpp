@@ -8,7 +8,10 @@ namespace infertune {
 Scheduler::Scheduler(Context& ctx, SchedulerPlan plan, const SchedulerParams& params)
     : ctx_(&ctx), plan_(std::move(plan)), params_(params) {
   const auto& eos = ctx.model().config().tokens.eos;
-  if (params.stop_at_eos && eos) eos_ = static_cast<int32_t>(*eos);
+  if (params.stop_at_eos) {
+    end_tokens_ = params.end_tokens;
+    if (eos) end_tokens_.push_back(static_cast<int32_t>(*eos));
+  }
 }
 
 Result<Scheduler> Scheduler::create(Context& ctx, const SchedulerParams& params) {
@@ -40,6 +43,16 @@ Result<RequestId> Scheduler::submit(GenerationRequest request) {
   if (!id) return id.error();
   samplers_.emplace(*id, std::move(*chain));
   return *id;
+}
+
+Result<bool> Scheduler::cancel(RequestId id) {
+  const SchedulerPlan::Cancelled cancelled = plan_.cancel(id);
+  if (!cancelled.found) return false;
+  samplers_.erase(id);
+  if (cancelled.slot) {
+    if (Status st = ctx_->kv_cache().seq_rm(static_cast<SeqId>(*cancelled.slot), -1, -1); !st) return st.error();
+  }
+  return true;
 }
 
 Status Scheduler::apply_admissions(const Step& step) {
@@ -90,8 +103,10 @@ Status Scheduler::decode_and_sample(const Step& step) {
     auto token = chain.try_sample(*row);
     if (!token) return fail("scheduler: request {}: {}", id, token.error().message);
     chain.accept(*token);
+    if (params_.on_logits) params_.on_logits(id, *token, *row);
     if (params_.on_token) params_.on_token(id, *token);
-    if (plan_.sampled(chunk.slot, *token, eos_ && *token == *eos_)) samplers_.erase(id);
+    const bool end = std::find(end_tokens_.begin(), end_tokens_.end(), *token) != end_tokens_.end();
+    if (plan_.sampled(chunk.slot, *token, end)) samplers_.erase(id);
   }
   for (FinishedRequest& f : plan_.take_finished()) finished_.push_back({.id = f.id, .tokens = std::move(f.generated)});
   return {};

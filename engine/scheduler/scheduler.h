@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -32,6 +33,12 @@ struct SchedulerParams {
   // it is sampled (a step's tokens one after another, in batch order): what a caller timestamps for TTFT
   // and inter-token latency.
   std::function<void(RequestId, int32_t)> on_token;
+  // Optional: called before on_token with the [n_vocab] logits the token was sampled from (valid only during
+  // the call): what a server computes log-probabilities from.
+  std::function<void(RequestId, int32_t, std::span<const float>)> on_logits;
+  // More tokens that end a request as the model's eos does (with stop_at_eos): a chat model's end-of-turn
+  // markers (Tokenizer::is_end_of_generation).
+  std::vector<int32_t> end_tokens;
 };
 
 struct GenerationRequest {
@@ -64,6 +71,10 @@ class Scheduler {
   // the vocabulary, 0 new tokens, bad sampling settings, or a request that would not fit the cache alone.
   Result<RequestId> submit(GenerationRequest request);
 
+  // Drops a waiting or running request (scheduler_plan.h): a running one's KV cells are freed now. False
+  // when `id` is neither (finished already, or unknown).
+  Result<bool> cancel(RequestId id);
+
   // One step: frees cells (evicts or preempts) or decodes one batch. False when nothing is left to do.
   // An error (a failed decode) leaves the scheduler unusable.
   Result<bool> step();
@@ -83,7 +94,7 @@ class Scheduler {
   Context* ctx_;
   SchedulerPlan plan_;
   SchedulerParams params_;
-  std::optional<int32_t> eos_;
+  std::vector<int32_t> end_tokens_;  // eos and SchedulerParams::end_tokens, when stop_at_eos
   std::unordered_map<RequestId, SamplerChain> samplers_;  // per request: survives preemption
   std::vector<GenerationResult> finished_;
   Batch batch_;

@@ -243,6 +243,23 @@ bool SchedulerPlan::sampled(uint32_t slot, int32_t token, bool stop) {
   return true;
 }
 
+SchedulerPlan::Cancelled SchedulerPlan::cancel(RequestId id) {
+  if (auto it = std::find_if(queue_.begin(), queue_.end(), [&](const Request& r) { return r.id == id; });
+      it != queue_.end()) {
+    queue_.erase(it);
+    return {.found = true};
+  }
+  for (uint32_t i = 0; i < slots_.size(); ++i) {
+    Slot& s = slots_[i];
+    if (!s.request || s.request->id != id) continue;
+    s.request.reset();
+    s.state = State::Idle;
+    s.cached.clear();
+    return {.found = true, .slot = i};
+  }
+  return {};
+}
+
 std::span<const int32_t> SchedulerPlan::history(uint32_t slot) const {
   const Slot& s = slots_[slot];
   return s.request ? std::span<const int32_t>(s.request->history) : std::span<const int32_t>();

@@ -93,6 +93,15 @@ class SchedulerPlan {
   // Returns true when the request finished (its output is in finished()).
   bool sampled(uint32_t slot, int32_t token, bool stop);
 
+  // Drops request `id` before it finishes (a client went away, a stop string matched): a waiting request
+  // leaves the queue; a running one leaves its slot, which becomes idle with nothing cached, and the returned
+  // slot's sequence must be cleared by the driver. False for an id that is neither waiting nor running.
+  struct Cancelled {
+    bool found = false;
+    std::optional<uint32_t> slot;  // set when the request was running there
+  };
+  Cancelled cancel(RequestId id);
+
   // The tokens of the request running in `slot`: prompt + generated so far (what the chunks index).
   std::span<const int32_t> history(uint32_t slot) const;
   // The request in `slot`, if one runs there.

@@ -1,0 +1,207 @@
+#include "engine/server/chat_template.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <utility>
+
+namespace infertune {
+namespace {
+
+struct FamilyInfo {
+  ChatFamily family;
+  std::string_view name;
+  std::array<std::string_view, 2> markers;  // all present in a template of the family ("" = none)
+};
+
+// In the order a template is tested: a template with <|im_start|> is chatml whatever else it mentions.
+constexpr std::array<FamilyInfo, 6> kFamilies = {{
+    {ChatFamily::chatml, "chatml", {"<|im_start|>", ""}},
+    {ChatFamily::llama3, "llama3", {"<|start_header_id|>", "<|eot_id|>"}},
+    {ChatFamily::gemma, "gemma", {"<start_of_turn>", ""}},
+    {ChatFamily::phi3, "phi3", {"<|user|>", "<|end|>"}},
+    {ChatFamily::llama2, "llama2", {"<<SYS>>", "[INST]"}},
+    {ChatFamily::mistral, "mistral", {"[INST]", ""}},
+}};
+
+const FamilyInfo& info(ChatFamily family) {
+  for (const FamilyInfo& f : kFamilies) {
+    if (f.family == family) return f;
+  }
+  return kFamilies[0];
+}
+
+// Python's str.strip() over ASCII whitespace (Jinja's trim filter, which the templates apply).
+std::string_view trim(std::string_view s) {
+  constexpr std::string_view kSpace = " \t\n\r\f\v";
+  const size_t begin = s.find_first_not_of(kSpace);
+  if (begin == std::string_view::npos) return {};
+  return s.substr(begin, s.find_last_not_of(kSpace) - begin + 1);
+}
+
+Status unsupported_role(const ChatMessage& m, size_t i, ChatFamily family, std::string_view allowed) {
+  return fail("messages[{}]: role '{}' is not one the {} chat template renders ({})", i, m.role, info(family).name,
+              allowed);
+}
+
+Result<std::string> render_chatml(std::span<const ChatMessage> messages, bool generation) {
+  std::string out;
+  for (const ChatMessage& m : messages) out += fmt::format("<|im_start|>{}\n{}<|im_end|>\n", m.role, m.content);
+  if (generation) out += "<|im_start|>assistant\n";
+  return out;
+}
+
+Result<std::string> render_llama3(std::span<const ChatMessage> messages, bool generation) {
+  std::string out;
+  for (const ChatMessage& m : messages) {
+    out += fmt::format("<|start_header_id|>{}<|end_header_id|>\n\n{}<|eot_id|>", m.role, trim(m.content));
+  }
+  if (generation) out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
+  return out;
+}
+
+// The conversation as the [INST] and gemma families need it: a leading system message taken out, then
+// user and assistant alternating from a user message.
+struct Alternating {
+  std::string_view system;
+  std::span<const ChatMessage> turns;
+  size_t first_index = 0;  // of turns[0] in the request's messages
+};
+
+Result<Alternating> alternating(std::span<const ChatMessage> messages, ChatFamily family) {
+  Alternating a{.turns = messages};
+  if (!messages.empty() && messages[0].role == "system") {
+    a.system = messages[0].content;
+    a.turns = messages.subspan(1);
+    a.first_index = 1;
+  }
+  for (size_t i = 0; i < a.turns.size(); ++i) {
+    const std::string_view want = i % 2 == 0 ? "user" : "assistant";
+    if (a.turns[i].role != want) {
+      return fail(
+          "messages[{}]: role '{}' where the {} chat template needs '{}' (after an optional system message, "
+          "user and assistant alternate, starting with user)",
+          a.first_index + i, a.turns[i].role, info(family).name, want);
+    }
+  }
+  return a;
+}
+
+Result<std::string> render_mistral(std::span<const ChatMessage> messages, bool /*generation*/,
+                                   ChatTemplate::SpecialTexts special) {
+  auto a = alternating(messages, ChatFamily::mistral);
+  if (!a) return a.error();
+  std::string out;
+  for (size_t i = 0; i < a->turns.size(); ++i) {
+    const ChatMessage& m = a->turns[i];
+    if (m.role == "user") {
+      const bool with_system = i == 0 && !a->system.empty();
+      out += fmt::format("[INST] {}{}{} [/INST]", with_system ? a->system : "", with_system ? "\n\n" : "", m.content);
+    } else {
+      out += m.content;
+      out += special.eos;
+    }
+  }
+  return out;  // the assistant answers straight after [/INST]: no generation header
+}
+
+Result<std::string> render_llama2(std::span<const ChatMessage> messages, bool /*generation*/,
+                                  ChatTemplate::SpecialTexts special) {
+  auto a = alternating(messages, ChatFamily::llama2);
+  if (!a) return a.error();
+  std::string out;
+  for (size_t i = 0; i < a->turns.size(); ++i) {
+    const ChatMessage& m = a->turns[i];
+    if (m.role == "assistant") {
+      out += fmt::format(" {} {}", trim(m.content), special.eos);
+      continue;
+    }
+    if (i > 0) out += special.bos;  // the first BOS is the tokenizer's
+    std::string content = m.content;
+    if (i == 0 && !a->system.empty()) content = fmt::format("<<SYS>>\n{}\n<</SYS>>\n\n{}", a->system, m.content);
+    out += fmt::format("[INST] {} [/INST]", trim(content));
+  }
+  return out;
+}
+
+Result<std::string> render_gemma(std::span<const ChatMessage> messages, bool generation) {
+  auto a = alternating(messages, ChatFamily::gemma);
+  if (!a) return a.error();
+  std::string out;
+  for (size_t i = 0; i < a->turns.size(); ++i) {
+    const ChatMessage& m = a->turns[i];
+    const std::string prefix = i == 0 && !a->system.empty() ? fmt::format("{}\n\n", a->system) : std::string();
+    out += fmt::format("<start_of_turn>{}\n{}{}<end_of_turn>\n", m.role == "assistant" ? "model" : "user", prefix,
+                       trim(m.content));
+  }
+  if (generation) out += "<start_of_turn>model\n";
+  return out;
+}
+
+Result<std::string> render_phi3(std::span<const ChatMessage> messages, bool /*generation*/) {
+  std::string out;
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const ChatMessage& m = messages[i];
+    if (m.role == "user") {
+      out += fmt::format("<|user|>\n{}<|end|>\n<|assistant|>\n", m.content);  // the template opens the reply
+    } else if (m.role == "assistant") {
+      out += fmt::format("{}<|end|>\n", m.content);
+    } else if (m.role == "system") {
+      out += fmt::format("<|system|>\n{}<|end|>\n", m.content);
+    } else {
+      return unsupported_role(m, i, ChatFamily::phi3, "system, user, assistant").error();
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<ChatTemplate> ChatTemplate::from_jinja(std::string_view source) {
+  for (const FamilyInfo& f : kFamilies) {
+    bool all = true;
+    for (std::string_view marker : f.markers) all = all && source.find(marker) != std::string_view::npos;
+    if (all) return ChatTemplate(f.family);
+  }
+  return fail(
+      "the model's chat template (tokenizer.chat_template, {} bytes) is none of the families this server "
+      "renders ({}); pick one with --chat-template NAME",
+      source.size(), names());
+}
+
+Result<ChatTemplate> ChatTemplate::from_name(std::string_view name) {
+  for (const FamilyInfo& f : kFamilies) {
+    if (f.name == name) return ChatTemplate(f.family);
+  }
+  return fail("--chat-template: unknown template '{}' (known: {})", name, names());
+}
+
+std::string ChatTemplate::names() {
+  std::string out;
+  for (const FamilyInfo& f : kFamilies) out += (out.empty() ? "" : ", ") + std::string(f.name);
+  return out;
+}
+
+std::string_view ChatTemplate::name() const { return info(family_).name; }
+
+Result<std::string> ChatTemplate::render(std::span<const ChatMessage> messages, bool add_generation_prompt,
+                                         SpecialTexts special) const {
+  if (messages.empty()) return fail("messages: at least one message is needed");
+  switch (family_) {
+    case ChatFamily::chatml:
+      return render_chatml(messages, add_generation_prompt);
+    case ChatFamily::llama3:
+      return render_llama3(messages, add_generation_prompt);
+    case ChatFamily::mistral:
+      return render_mistral(messages, add_generation_prompt, special);
+    case ChatFamily::llama2:
+      return render_llama2(messages, add_generation_prompt, special);
+    case ChatFamily::gemma:
+      return render_gemma(messages, add_generation_prompt);
+    case ChatFamily::phi3:
+      return render_phi3(messages, add_generation_prompt);
+  }
+  return fail("unknown chat family");
+}
+
+}  // namespace infertune

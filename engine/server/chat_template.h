@@ -1,0 +1,62 @@
+#pragma once
+// Chat messages -> the prompt text a chat model was trained on. A GGUF file carries its template as Jinja
+// source (tokenizer.chat_template); rather than interpret Jinja, the server recognises the template's
+// family by the markers it writes and renders that family with its own code, as llama.cpp's server did
+// before it embedded a Jinja engine. The families:
+//
+//   chatml   <|im_start|>{role}\n{content}<|im_end|>\n ...              (Qwen, Yi, many fine-tunes)
+//   llama3   <|start_header_id|>{role}<|end_header_id|>\n\n{content}<|eot_id|> (content trimmed)
+//   mistral  [INST] {user} [/INST]{assistant}</s> ...  (a system message is put before the first user
+//            message; roles must alternate, as the template requires)
+//   llama2   [INST] <<SYS>>\n{system}\n<</SYS>>\n\n{user} [/INST] {assistant} </s><s>[INST] ...
+//   gemma    <start_of_turn>user\n{content}<end_of_turn>\n, the assistant's role written "model", a system
+//            message prepended to the first user message
+//   phi3     <|user|>\n{content}<|end|>\n<|assistant|>\n ...
+//
+// A template of none of these is an error that says so and names --chat-template, which picks a family by
+// name. BOS is not written: the server tokenizes the prompt with the model's add_bos setting.
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "kernels/result.h"
+
+namespace infertune {
+
+struct ChatMessage {
+  std::string role;  // system, user, assistant (tool and others: rendered as the family allows)
+  std::string content;
+};
+
+enum class ChatFamily { chatml, llama3, mistral, llama2, gemma, phi3 };
+
+class ChatTemplate {
+ public:
+  // The family of a tokenizer.chat_template source; an error naming what was looked for when none matches.
+  static Result<ChatTemplate> from_jinja(std::string_view source);
+  // A family by name (--chat-template chatml); the error lists the names.
+  static Result<ChatTemplate> from_name(std::string_view name);
+  // The names from_name knows, comma-separated (for help and messages).
+  static std::string names();
+
+  ChatFamily family() const { return family_; }
+  std::string_view name() const;
+
+  // The texts of the model's special tokens that some families write between turns (mistral and llama2
+  // end an assistant turn with EOS; llama2 starts each later turn with BOS).
+  struct SpecialTexts {
+    std::string_view bos;
+    std::string_view eos;
+  };
+
+  // The prompt of `messages`, ending with the assistant's header when add_generation_prompt. Errors name the
+  // message (index and role) that the family cannot render.
+  Result<std::string> render(std::span<const ChatMessage> messages, bool add_generation_prompt,
+                             SpecialTexts special) const;
+
+ private:
+  explicit ChatTemplate(ChatFamily family) : family_(family) {}
+  ChatFamily family_;
+};
+
+}  // namespace infertune

@@ -1,0 +1,202 @@
+#include "engine/server/completion_request.h"
+
+#include <cmath>
+#include <limits>
+
+namespace infertune {
+namespace {
+
+using nlohmann::json;
+
+// A number field in [low, high], or the default when absent or null.
+Result<float> number_field(const json& body, const char* name, float fallback, double low, double high) {
+  const auto it = body.find(name);
+  if (it == body.end() || it->is_null()) return fallback;
+  if (!it->is_number()) return fail("{} must be a number in [{}, {}], got {}", name, low, high, it->dump());
+  const double v = it->get<double>();
+  if (!(v >= low && v <= high)) return fail("{} must be a number in [{}, {}], got {}", name, low, high, it->dump());
+  return static_cast<float>(v);
+}
+
+// An integer field in [low, high]; absent or null: nullopt.
+Result<std::optional<int64_t>> integer_field(const json& body, const char* name, int64_t low, int64_t high) {
+  const auto it = body.find(name);
+  if (it == body.end() || it->is_null()) return std::optional<int64_t>();
+  const bool integral =
+      it->is_number_integer() || (it->is_number_float() && std::floor(it->get<double>()) == it->get<double>());
+  if (!integral || it->get<double>() < static_cast<double>(low) || it->get<double>() > static_cast<double>(high)) {
+    return fail("{} must be an integer in [{}, {}], got {}", name, low, high, it->dump());
+  }
+  return std::optional<int64_t>(it->is_number_integer() ? it->get<int64_t>() : static_cast<int64_t>(it->get<double>()));
+}
+
+Result<bool> bool_field(const json& body, const char* name, bool fallback) {
+  const auto it = body.find(name);
+  if (it == body.end() || it->is_null()) return fallback;
+  if (!it->is_boolean()) return fail("{} must be true or false, got {}", name, it->dump());
+  return it->get<bool>();
+}
+
+Status parse_sampling(const json& body, const RequestLimits& limits, SamplingParams& s) {
+  const SamplingParams& d = limits.defaults;
+  auto temperature = number_field(body, "temperature", d.temperature, 0, 2);
+  auto top_p = number_field(body, "top_p", d.top_p, 0, 1);
+  auto min_p = number_field(body, "min_p", d.min_p, 0, 1);
+  auto presence = number_field(body, "presence_penalty", d.presence_penalty, -2, 2);
+  auto frequency = number_field(body, "frequency_penalty", d.frequency_penalty, -2, 2);
+  auto repeat = number_field(body, "repeat_penalty", d.repeat_penalty, 0.01, 10);
+  for (const auto* r : {&temperature, &top_p, &min_p, &presence, &frequency, &repeat}) {
+    if (!*r) return r->error();
+  }
+  if (*top_p == 0.0f) return fail("top_p must be a number in (0, 1], got 0");
+  s = d;
+  s.temperature = *temperature;
+  s.top_p = *top_p;
+  s.min_p = *min_p;
+  s.presence_penalty = *presence;
+  s.frequency_penalty = *frequency;
+  s.repeat_penalty = *repeat;
+  auto top_k = integer_field(body, "top_k", 0, std::max<int64_t>(1, limits.n_vocab));
+  if (!top_k) return top_k.error();
+  if (*top_k) s.top_k = static_cast<int32_t>(**top_k);
+  auto last_n = integer_field(body, "repeat_last_n", -1, limits.n_ctx);
+  if (!last_n) return last_n.error();
+  if (*last_n) s.repeat_last_n = static_cast<int32_t>(**last_n);
+  auto seed = integer_field(body, "seed", std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
+  if (!seed) return seed.error();
+  if (*seed) s.seed = **seed < 0 ? kRandomSeed : static_cast<uint64_t>(**seed);  // -1: random, as llama.cpp
+  return validate(s);
+}
+
+Status parse_stop(const json& body, std::vector<std::string>& stop) {
+  const auto it = body.find("stop");
+  if (it == body.end() || it->is_null()) return {};
+  if (it->is_string()) {
+    stop.push_back(it->get<std::string>());
+  } else if (it->is_array() && it->size() <= kMaxStopStrings) {
+    for (const json& s : *it) {
+      if (!s.is_string()) return fail("stop must be a string or an array of strings, got {}", s.dump());
+      stop.push_back(s.get<std::string>());
+    }
+  } else {
+    return fail("stop must be a string or an array of at most {} strings", kMaxStopStrings);
+  }
+  for (const std::string& s : stop) {
+    if (s.size() > kMaxStopBytes)
+      return fail("stop: a stop string of {} bytes is longer than {}", s.size(), kMaxStopBytes);
+  }
+  return {};
+}
+
+Status parse_max_tokens(const json& body, const RequestLimits& limits, std::optional<uint32_t>& max_tokens) {
+  max_tokens = limits.max_tokens;
+  for (const char* name : {"max_tokens", "max_completion_tokens", "n_predict"}) {
+    auto v = integer_field(body, name, -1, limits.n_ctx);
+    if (!v) return v.error();
+    if (!*v) continue;
+    if (**v == 0 || (**v == -1 && std::string_view(name) != "n_predict")) {
+      return fail("{} must be an integer in [1, {}] (the context size), got {}", name, limits.n_ctx, **v);
+    }
+    max_tokens = **v < 0 ? std::nullopt : std::optional<uint32_t>(static_cast<uint32_t>(**v));
+  }
+  return {};
+}
+
+Status parse_logprobs(const json& body, Endpoint endpoint, std::optional<uint32_t>& top) {
+  if (endpoint == Endpoint::chat) {
+    auto wanted = bool_field(body, "logprobs", false);
+    if (!wanted) return wanted.error();
+    auto n = integer_field(body, "top_logprobs", 0, kMaxTopLogprobs);
+    if (!n) return n.error();
+    if (*n && !*wanted) return fail("top_logprobs needs logprobs: true");
+    if (*wanted) top = static_cast<uint32_t>(n->value_or(0));
+    return {};
+  }
+  for (const char* name : {"logprobs", "n_probs"}) {
+    auto n = integer_field(body, name, 0, kMaxTopLogprobs);
+    if (!n) return n.error();
+    if (*n && (**n > 0 || std::string_view(name) == "logprobs")) top = static_cast<uint32_t>(**n);
+  }
+  return {};
+}
+
+Status parse_prompt(const json& body, const RequestLimits& limits, CompletionRequest& r) {
+  const auto it = body.find("prompt");
+  if (it == body.end() || it->is_null()) return fail("prompt is required");
+  json prompt = *it;
+  if (prompt.is_array() && prompt.size() == 1 && (prompt[0].is_string() || prompt[0].is_array())) prompt = prompt[0];
+  if (prompt.is_string()) {
+    r.prompt = prompt.get<std::string>();
+    if (r.prompt.empty()) return fail("prompt must not be empty");
+    return {};
+  }
+  if (!prompt.is_array() || prompt.empty()) {
+    return fail("prompt must be a string or an array of token ids (one prompt per request)");
+  }
+  for (size_t i = 0; i < prompt.size(); ++i) {
+    const json& t = prompt[i];
+    if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= limits.n_vocab) {
+      return fail("prompt[{}] must be a token id in [0, {}), got {}", i, limits.n_vocab, t.dump());
+    }
+    r.prompt_tokens.push_back(static_cast<int32_t>(t.get<int64_t>()));
+  }
+  return {};
+}
+
+Result<std::string> message_content(const json& content, size_t i) {
+  if (content.is_null()) return std::string();
+  if (content.is_string()) return content.get<std::string>();
+  if (!content.is_array()) return fail("messages[{}].content must be a string or an array of text parts", i);
+  std::string text;
+  for (const json& part : content) {
+    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") || !part["text"].is_string()) {
+      return fail("messages[{}].content: only parts of type \"text\" are supported", i);
+    }
+    text += part["text"].get<std::string>();
+  }
+  return text;
+}
+
+Status parse_messages(const json& body, CompletionRequest& r) {
+  const auto it = body.find("messages");
+  if (it == body.end() || !it->is_array() || it->empty()) return fail("messages must be a non-empty array");
+  for (size_t i = 0; i < it->size(); ++i) {
+    const json& m = (*it)[i];
+    if (!m.is_object() || !m.contains("role") || !m["role"].is_string()) {
+      return fail("messages[{}] must be an object with a string role", i);
+    }
+    auto content = message_content(m.contains("content") ? m["content"] : json(), i);
+    if (!content) return content.error();
+    r.messages.push_back({m["role"].get<std::string>(), std::move(*content)});
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<CompletionRequest> parse_completion_request(const json& body, Endpoint endpoint, const RequestLimits& limits) {
+  if (!body.is_object()) return fail("the request body must be a JSON object");
+  CompletionRequest r;
+  r.endpoint = endpoint;
+  if (Status s = endpoint == Endpoint::chat ? parse_messages(body, r) : parse_prompt(body, limits, r); !s) {
+    return s.error();
+  }
+  auto n = integer_field(body, "n", 1, 1);
+  if (!n) return fail("n: only one choice per request is supported ({})", n.error().message);
+  if (Status s = parse_sampling(body, limits, r.sampling); !s) return s.error();
+  if (Status s = parse_stop(body, r.stop); !s) return s.error();
+  if (Status s = parse_max_tokens(body, limits, r.max_tokens); !s) return s.error();
+  if (Status s = parse_logprobs(body, endpoint, r.top_logprobs); !s) return s.error();
+  auto stream = bool_field(body, "stream", false);
+  if (!stream) return stream.error();
+  r.stream = *stream;
+  if (const auto it = body.find("stream_options"); it != body.end() && !it->is_null()) {
+    if (!it->is_object()) return fail("stream_options must be an object");
+    auto usage = bool_field(*it, "include_usage", false);
+    if (!usage) return fail("stream_options.{}", usage.error().message);
+    r.include_usage = *usage;
+  }
+  return r;
+}
+
+}  // namespace infertune

@@ -1,0 +1,50 @@
+#pragma once
+// The body of a /v1/completions or /v1/chat/completions request, parsed and checked: every field the server
+// reads is type-checked and bounded, and a bad one is an error naming it ("temperature must be a number in
+// [0, 2], got 7"), which the server answers with 400. Fields the server does not use are ignored, as
+// OpenAI-compatible servers do (clients send user, tools, response_format ...). llama.cpp's names are
+// accepted beside OpenAI's: n_predict for max_tokens, n_probs for logprobs.
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/sampling/sampling_params.h"
+#include "engine/server/chat_template.h"
+#include "kernels/result.h"
+
+namespace infertune {
+
+enum class Endpoint { completions, chat };
+
+// What the parser needs to know of the server.
+struct RequestLimits {
+  uint32_t n_ctx = 4096;               // max_tokens can be at most this
+  uint32_t n_vocab = 0;                // token ids in a prompt array must be below this
+  SamplingParams defaults;             // the server's sampling flags: what an absent field means
+  std::optional<uint32_t> max_tokens;  // the server's -n; absent: until end of generation or a full context
+};
+
+inline constexpr size_t kMaxStopStrings = 16;
+inline constexpr size_t kMaxStopBytes = 1024;
+inline constexpr uint32_t kMaxTopLogprobs = 20;
+
+struct CompletionRequest {
+  Endpoint endpoint = Endpoint::completions;
+  std::string prompt;                  // completions: the prompt text (when prompt_tokens is empty)
+  std::vector<int32_t> prompt_tokens;  // completions: a prompt given as token ids
+  std::vector<ChatMessage> messages;   // chat
+  std::optional<uint32_t> max_tokens;  // absent: until end of generation or a full context
+  SamplingParams sampling;
+  std::vector<std::string> stop;
+  bool stream = false;
+  bool include_usage = false;            // stream_options.include_usage: a last chunk with the usage
+  std::optional<uint32_t> top_logprobs;  // set: log-probabilities of the chosen and this many top tokens
+};
+
+Result<CompletionRequest> parse_completion_request(const nlohmann::json& body, Endpoint endpoint,
+                                                   const RequestLimits& limits);
+
+}  // namespace infertune

@@ -1,0 +1,246 @@
+#include "engine/server/completion_route.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <memory>
+#include <utility>
+
+#include "engine/server/openai_format.h"
+#include "engine/server/text_stream.h"
+
+namespace infertune {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+void send_error(httplib::Response& res, int status, std::string_view message) {
+  res.status = status;
+  res.set_content(serialize(error_json(status, message, error_type_for(status))), "application/json");
+}
+
+Result<std::vector<int32_t>> prompt_tokens(const ServedModel& served, const CompletionRequest& request) {
+  if (!request.prompt_tokens.empty()) return request.prompt_tokens;
+  std::string text = request.prompt;
+  if (request.endpoint == Endpoint::chat) {
+    if (!served.chat_template) return fail("{}", served.chat_template_error);
+    const Tokenizer& tok = *served.tokenizer;
+    const std::string bos = tok.bos() ? tok.token_to_piece(*tok.bos()) : "";
+    const std::string eos = tok.eos() ? tok.token_to_piece(*tok.eos()) : "";
+    auto rendered = served.chat_template->render(request.messages, true, {.bos = bos, .eos = eos});
+    if (!rendered) return rendered.error();
+    text = std::move(*rendered);
+  }
+  std::vector<int32_t> ids = served.tokenizer->encode(text, true, true);
+  if (ids.empty()) return fail("prompt: the text encodes to no tokens");
+  return ids;
+}
+
+namespace {
+
+// One response's progress: the text sent, the tokens counted, the log-probabilities not yet sent.
+struct Progress {
+  ResponseHeader header;
+  bool want_logprobs = false;
+  TextStream text;
+  Usage usage;
+  std::vector<GeneratedToken> pending_logprobs;  // since the last chunk
+  std::vector<GeneratedToken> all_logprobs;      // non-streamed replies
+  size_t logprob_offset = 0;
+  std::optional<FinishReason> reason;
+  bool stopped_by_text = false;  // a stop string matched: the request still runs and must be cancelled
+  std::string error;
+};
+
+// Adds an update's tokens; returns the text that can go out now. A matched stop string finishes the
+// response (the caller cancels the request).
+std::string absorb(Progress& p, const Tokenizer& tokenizer, RequestChannel::Update& update) {
+  std::string out;
+  for (GeneratedToken& t : update.tokens) {
+    if (p.reason) break;
+    if (t.end_of_generation) continue;
+    ++p.usage.completion_tokens;
+    out += p.text.push(tokenizer.token_to_piece(t.token));
+    if (p.want_logprobs) p.pending_logprobs.push_back(t);
+    if (p.text.stopped()) {
+      p.reason = FinishReason::stop;
+      p.stopped_by_text = true;
+    }
+  }
+  if (update.finished && !p.reason) {
+    p.reason = update.reason;
+    p.error = update.error;
+  }
+  return out;
+}
+
+json take_logprobs(Progress& p, const Tokenizer& tokenizer) {
+  if (!p.want_logprobs) return nullptr;
+  json j = logprobs_json(p.header.endpoint, tokenizer, p.pending_logprobs, p.logprob_offset);
+  for (const GeneratedToken& t : p.pending_logprobs) p.logprob_offset += tokenizer.token_to_piece(t.token).size();
+  p.all_logprobs.insert(p.all_logprobs.end(), p.pending_logprobs.begin(), p.pending_logprobs.end());
+  p.pending_logprobs.clear();
+  return j;
+}
+
+bool write_event(httplib::DataSink& sink, const json& j) {
+  const std::string line = "data: " + serialize(j) + "\n\n";
+  return sink.write(line.data(), line.size());
+}
+
+// The streamed reply: a chunk per piece of text, keep-alive comments while nothing comes, then the last chunk
+// (finish_reason), the usage chunk when asked and [DONE]. Returns false when the client went away.
+bool stream_reply(const CompletionRoute& route, ServingLoop& loop, const std::shared_ptr<RequestChannel>& channel,
+                  Progress& p, bool include_usage, httplib::DataSink& sink) {
+  const Tokenizer& tokenizer = *route.served->tokenizer;
+  if (p.header.endpoint == Endpoint::chat &&
+      !write_event(sink, chunk_json(p.header, "", std::nullopt, true, nullptr))) {
+    loop.cancel(channel);
+    return false;
+  }
+  auto last_write = Clock::now();
+  while (!p.reason) {
+    RequestChannel::Update update = channel->wait(route.options->keep_alive);
+    const std::string text = absorb(p, tokenizer, update);
+    bool ok = true;
+    if (!text.empty() || !p.pending_logprobs.empty()) {
+      ok = write_event(sink, chunk_json(p.header, text, std::nullopt, false, take_logprobs(p, tokenizer)));
+      last_write = Clock::now();
+    } else if (Clock::now() - last_write >= route.options->keep_alive) {
+      ok = sink.write(": keep-alive\n\n", 14);  // a write is how a client that went away is noticed
+      last_write = Clock::now();
+    }
+    if (!ok) {
+      loop.cancel(channel);
+      return false;
+    }
+  }
+  if (p.stopped_by_text) loop.cancel(channel);
+  if (*p.reason == FinishReason::error) {
+    write_event(sink, error_json(500, p.error, "server_error"));
+    sink.done();
+    return true;
+  }
+  const std::string tail = p.text.finish();
+  if (!tail.empty()) write_event(sink, chunk_json(p.header, tail, std::nullopt, false, nullptr));
+  write_event(sink, chunk_json(p.header, "", p.reason, false, nullptr));
+  if (include_usage) write_event(sink, usage_chunk_json(p.header, p.usage));
+  const std::string done = "data: [DONE]\n\n";
+  sink.write(done.data(), done.size());
+  sink.done();
+  return true;
+}
+
+// The non-streamed reply, once the first token is there: the JSON object when the request ends, preceded by a
+// space every keep-alive period (JSON allows leading whitespace) so that a client that went away is noticed.
+bool whole_reply(const CompletionRoute& route, ServingLoop& loop, const std::shared_ptr<RequestChannel>& channel,
+                 Progress& p, RequestChannel::Update first, httplib::DataSink& sink) {
+  const Tokenizer& tokenizer = *route.served->tokenizer;
+  std::string text = absorb(p, tokenizer, first);
+  while (!p.reason) {
+    RequestChannel::Update update = channel->wait(route.options->keep_alive);
+    text += absorb(p, tokenizer, update);
+    if (!p.reason && update.tokens.empty() && !sink.write(" ", 1)) {
+      loop.cancel(channel);
+      return false;
+    }
+  }
+  if (p.stopped_by_text) loop.cancel(channel);
+  text += p.text.finish();
+  json body = p.reason == FinishReason::error
+                  ? error_json(500, p.error, "server_error")
+                  : completion_json(p.header, text, *p.reason, p.usage, take_logprobs(p, tokenizer));
+  if (p.reason != FinishReason::error && p.want_logprobs) {
+    body["choices"][0]["logprobs"] = logprobs_json(p.header.endpoint, tokenizer, p.all_logprobs, 0);
+  }
+  const std::string out = serialize(body);
+  sink.write(out.data(), out.size());
+  sink.done();
+  return true;
+}
+
+// Waits for a non-streamed request's first token or its end (queue and prompt time; the client cannot be
+// probed yet: its status line is not sent, so that an early failure still gets its status).
+RequestChannel::Update first_update(RequestChannel& channel) {
+  for (;;) {
+    RequestChannel::Update update = channel.wait(std::chrono::milliseconds(500));
+    if (update.finished || !update.tokens.empty()) return update;
+  }
+}
+
+Result<CompletionRequest> parse_body(const ServedModel& served, Endpoint endpoint, const httplib::Request& req) {
+  json body;
+  try {
+    body = json::parse(req.body);
+  } catch (const json::parse_error& e) {
+    return fail("the body is not valid JSON: {}", e.what());
+  }
+  return parse_completion_request(body, endpoint, served.limits);
+}
+
+}  // namespace
+
+void answer_completion(const CompletionRoute& route, Endpoint endpoint, const httplib::Request& req,
+                       httplib::Response& res) {
+  const ServedModel& served = *route.served;
+  auto request = parse_body(served, endpoint, req);
+  if (!request) return send_error(res, 400, request.error().message);
+  auto prompt = prompt_tokens(served, *request);
+  if (!prompt) return send_error(res, 400, prompt.error().message);
+  const uint32_t n_ctx = served.limits.n_ctx;
+  if (prompt->size() >= n_ctx) {
+    return send_error(res, 400,
+                      fmt::format("the prompt has {} tokens; the context holds {} (-c), with room for at "
+                                  "least one generated token",
+                                  prompt->size(), n_ctx));
+  }
+  const auto room = static_cast<uint32_t>(n_ctx - prompt->size());
+  ServeJob job{.prompt = std::move(*prompt),
+               .max_tokens = std::min(request->max_tokens.value_or(room), room),
+               .sampling = request->sampling,
+               .top_logprobs = request->top_logprobs};
+  const size_t n_prompt = job.prompt.size();
+  ServingLoop& loop = *served.loop;
+  auto submitted = loop.submit(std::move(job));
+  if (!submitted.channel) {
+    res.set_header("Retry-After", "1");
+    return send_error(res, 503,
+                      submitted.refusal == ServingLoop::Refusal::queue_full
+                          ? "the server is busy: every slot runs and the queue is full; retry later"
+                          : "the server is shutting down");
+  }
+  auto progress = std::make_shared<Progress>();
+  progress->header = {
+      .endpoint = endpoint,
+      .id = fmt::format("{}-{:x}", endpoint == Endpoint::chat ? "chatcmpl" : "cmpl", (*route.next_id)++),
+      .created =
+          std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count(),
+      .model = route.options->alias};
+  progress->want_logprobs = request->top_logprobs.has_value();
+  progress->text = TextStream(request->stop);
+  progress->usage.prompt_tokens = n_prompt;
+  auto channel = submitted.channel;
+  if (request->stream) {
+    const bool usage = request->include_usage;
+    res.set_header("Cache-Control", "no-cache");
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [route, &loop, channel, progress, usage](size_t, httplib::DataSink& sink) {
+          return stream_reply(route, loop, channel, *progress, usage, sink);
+        },
+        [&loop, channel](bool) { loop.cancel(channel); });
+    return;
+  }
+  RequestChannel::Update first = first_update(*channel);
+  if (first.finished && first.tokens.empty() && first.reason == FinishReason::error) {
+    return send_error(res, 500, first.error);
+  }
+  res.set_chunked_content_provider(
+      "application/json",
+      [route, &loop, channel, progress, first](size_t, httplib::DataSink& sink) mutable {
+        return whole_reply(route, loop, channel, *progress, std::move(first), sink);
+      },
+      [&loop, channel](bool) { loop.cancel(channel); });
+}
+
+}  // namespace infertune

@@ -1,0 +1,30 @@
+#pragma once
+// POST /v1/completions and /v1/chat/completions: parse and check the body, build the prompt (chat: the
+// template), submit it to the serving loop and answer, streamed as server-sent events or as one JSON object.
+#include <httplib.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "engine/server/completion_request.h"
+#include "engine/server/http_server.h"
+
+namespace infertune {
+
+struct CompletionRoute {
+  const ServedModel* served;
+  const HttpOptions* options;
+  std::atomic<uint64_t>* next_id;
+};
+
+void answer_completion(const CompletionRoute& route, Endpoint endpoint, const httplib::Request& req,
+                       httplib::Response& res);
+
+// The prompt's token ids: given ids, the text tokenized with BOS and special tokens, or (chat) the
+// messages rendered with the chat template and tokenized so. Errors are the client's (400).
+Result<std::vector<int32_t>> prompt_tokens(const ServedModel& served, const CompletionRequest& request);
+
+// Sets an OpenAI-style error reply.
+void send_error(httplib::Response& res, int status, std::string_view message);
+
+}  // namespace infertune

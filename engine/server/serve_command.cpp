@@ -1,0 +1,251 @@
+// `infertune serve`: an OpenAI-compatible HTTP server over one model, with llama-server's flags. The port is
+// bound first, so that /health answers 503 while the model loads; then the model, the context (-c cells
+// shared by -np slots) and the serving loop start, and the routes answer. SIGTERM or SIGINT drains: new
+// requests get 503, the running and queued ones finish (up to --drain-timeout seconds, then they are
+// cancelled), and the process exits 0.
+#include <fmt/format.h>
+
+#include <pthread.h>
+#include <csignal>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "engine/cli/flag_ranges.h"
+#include "engine/engine_commands.h"
+#include "engine/model/model.h"
+#include "engine/sampling/sampling_flags.h"
+#include "engine/server/http_server.h"
+#include "engine/server/serving_loop.h"
+#include "engine/settings/make_context.h"
+#include "engine/settings/setting_flags.h"
+#include "engine/tokenizer/tokenizer.h"
+
+namespace infertune {
+namespace {
+
+constexpr const char* kCommand = "serve";
+
+struct ServeFlags {
+  std::string model;
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  std::vector<std::string> api_keys;
+  std::string api_key_file;
+  std::string alias;
+  bool metrics = false;
+  int timeout_s = 600;
+  int threads_http = 0;  // 0: -np + --queue-size + 4
+  uint32_t queue_size = 16;
+  int drain_timeout_s = 30;
+  int32_t n_predict = -1;
+  std::string chat_template;
+  bool mlock = false;
+  EngineSettings settings;
+  SamplingParams sampling;
+};
+
+Result<std::vector<std::string>> read_api_keys(const ServeFlags& flags) {
+  std::vector<std::string> keys;
+  for (const std::string& k : flags.api_keys) {
+    if (k.empty()) return fail("--api-key: an empty key");
+    keys.push_back(k);
+  }
+  if (flags.api_key_file.empty()) return keys;
+  std::ifstream in(flags.api_key_file);
+  if (!in) return fail("--api-key-file {}: cannot be read", flags.api_key_file);
+  std::string line;
+  while (std::getline(in, line)) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (!line.empty() && line[0] != '#') keys.push_back(line);
+  }
+  if (keys.empty()) return fail("--api-key-file {}: no key in it (one per line)", flags.api_key_file);
+  return keys;
+}
+
+// The tokens that end a reply: the tokenizer's end-of-generation set (eos, eot, <|im_end|>, ...).
+std::vector<int32_t> end_tokens(const Tokenizer& tokenizer) {
+  std::vector<int32_t> out;
+  for (int32_t t = 0; t < tokenizer.n_vocab(); ++t) {
+    if (tokenizer.is_end_of_generation(t)) out.push_back(t);
+  }
+  return out;
+}
+
+void choose_chat_template(const ServeFlags& flags, const Model& model, ServedModel& served) {
+  if (!flags.chat_template.empty()) {
+    served.chat_template = *ChatTemplate::from_name(flags.chat_template);  // checked while parsing
+    return;
+  }
+  const GgufValue* value = model.file().find("tokenizer.chat_template");
+  const auto* source = value ? std::get_if<std::string>(&value->storage) : nullptr;
+  if (!source) {
+    served.chat_template_error =
+        "the model has no chat template (tokenizer.chat_template); start the server with --chat-template NAME (" +
+        ChatTemplate::names() + ") or use /v1/completions";
+    return;
+  }
+  auto found = ChatTemplate::from_jinja(*source);
+  if (found) {
+    served.chat_template = *found;
+  } else {
+    served.chat_template_error = found.error().message;
+  }
+}
+
+// SIGTERM and SIGINT go to one thread (sigwait), blocked everywhere else: every thread started after this
+// inherits the mask.
+sigset_t block_stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);  // a client that went away is a failed write, not the end of the process
+  return set;
+}
+
+struct Running {
+  std::unique_ptr<Model> model;
+  std::unique_ptr<Tokenizer> tokenizer;
+  PlacedContext placed;
+  std::unique_ptr<ServingLoop> loop;
+};
+
+Result<Running> load(const ServeFlags& flags, ServerMetrics& metrics, ServedModel& served) {
+  auto model = Model::load(
+      flags.model, {.use_mmap = flags.settings.use_mmap, .mlock = flags.mlock, .repack = flags.settings.repack});
+  if (!model) return model.error();
+  for (const std::string& w : model->warnings()) fmt::print(stderr, "serve: warning: {}\n", w);
+  Running r;
+  r.model = std::make_unique<Model>(std::move(*model));
+  auto tokenizer = Tokenizer::from_gguf(r.model->file());
+  if (!tokenizer) return fail("the server needs the model's tokenizer: {}", tokenizer.error().message);
+  r.tokenizer = std::make_unique<Tokenizer>(std::move(*tokenizer));
+  auto placed = make_context(*r.model, flags.settings);
+  if (!placed) return placed.error();
+  for (const std::string& w : placed->warnings) fmt::print(stderr, "serve: warning: {}\n", w);
+  r.placed = std::move(*placed);
+  Context& ctx = *r.placed.context;
+  SchedulerParams params{.n_parallel = ctx.n_seq_max(), .stop_at_eos = true};
+  params.end_tokens = end_tokens(*r.tokenizer);
+  r.loop = std::make_unique<ServingLoop>(ctx, std::move(params), LoopLimits{.max_waiting = flags.queue_size}, metrics);
+  if (Status s = r.loop->start(); !s) return s.error();
+  served.model = r.model.get();
+  served.tokenizer = r.tokenizer.get();
+  served.loop = r.loop.get();
+  served.limits = {.n_ctx = ctx.n_ctx(),
+                   .n_vocab = ctx.n_vocab(),
+                   .defaults = flags.sampling,
+                   .max_tokens = flags.n_predict < 0 ? std::nullopt
+                                                     : std::optional<uint32_t>(static_cast<uint32_t>(flags.n_predict))};
+  choose_chat_template(flags, *r.model, served);
+  return r;
+}
+
+std::string default_alias(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+int serve(ServeFlags& flags) {
+  auto keys = read_api_keys(flags);
+  if (!keys) return report_error(kCommand, keys.error().message);
+  const sigset_t stop_signals = block_stop_signals();
+  ServerMetrics metrics;
+  const uint32_t n_parallel = std::max<uint32_t>(1, flags.settings.context.n_seq_max);
+  HttpServer http(
+      {.host = flags.host,
+       .port = flags.port,
+       .api_keys = *keys,
+       .alias = flags.alias.empty() ? default_alias(flags.model) : flags.alias,
+       .metrics = flags.metrics,
+       .timeout_s = flags.timeout_s,
+       .threads = flags.threads_http > 0 ? flags.threads_http : static_cast<int>(n_parallel + flags.queue_size + 4)},
+      metrics);
+  if (Status s = http.bind(); !s) return report_error(kCommand, s.error().message);
+  fmt::print(stderr, "serve: listening on http://{}:{} (loading {})\n", flags.host, http.port(), flags.model);
+  std::thread listener([&http] { http.serve(); });
+
+  std::atomic<ServingLoop*> loop_for_signal{nullptr};
+  std::thread signals([&] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    if (sig == 0) return;  // woken to end
+    fmt::print(stderr, "serve: {} received: draining\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    if (ServingLoop* loop = loop_for_signal.load()) {
+      loop->drain();
+      if (!loop->wait_idle(std::chrono::steady_clock::now() + std::chrono::seconds(flags.drain_timeout_s))) {
+        fmt::print(stderr, "serve: requests still running after {} s: cancelled\n", flags.drain_timeout_s);
+      }
+    }
+    http.stop();
+  });
+
+  ServedModel served;
+  auto running = load(flags, metrics, served);
+  if (!running) {
+    http.stop();
+    listener.join();
+    pthread_kill(signals.native_handle(), SIGTERM);
+    signals.join();
+    return report_error(kCommand, running.error().message);
+  }
+  loop_for_signal = running->loop.get();
+  http.set_ready(served);
+  fmt::print(stderr, "serve: ready: {} ({} slots, {} context cells, chat template: {})\n", flags.model,
+             running->placed.context->n_seq_max(), served.limits.n_ctx,
+             served.chat_template ? std::string(served.chat_template->name()) : "none");
+  listener.join();
+  running->loop->stop();
+  if (signals.joinable()) signals.join();
+  fmt::print(stderr, "serve: stopped\n");
+  return 0;
+}
+
+}  // namespace
+
+void add_serve_command(Subcommands& commands) {
+  auto flags = std::make_shared<ServeFlags>();
+  CLI::App* app = commands.add("serve", "Serve a GGUF model over an OpenAI-compatible HTTP API (continuous batching)",
+                               [flags] { return serve(*flags); });
+  app->add_option("-m,--model", flags->model, "GGUF model file")->required();
+  app->add_option("--host", flags->host, "Address to listen on (default 127.0.0.1)");
+  app->add_option("--port", flags->port, "Port to listen on (default 8080; 0: any free port)")
+      ->transform(int_flag_range({.low = 0, .high = 65535}));
+  app->add_option("--api-key", flags->api_keys, "API key clients must send (repeat or comma-separate for several)")
+      ->delimiter(',');
+  app->add_option("--api-key-file", flags->api_key_file, "File of API keys, one per line");
+  app->add_option("-a,--alias", flags->alias, "Model name in replies and /v1/models (default: the file name)");
+  app->add_flag("--metrics", flags->metrics, "Serve Prometheus metrics at /metrics");
+  app->add_option("--timeout", flags->timeout_s, "Read/write timeout of a connection, seconds (default 600)")
+      ->transform(int_flag_range({.low = 1}));
+  app->add_option("--threads-http", flags->threads_http,
+                  "HTTP worker threads (default: -np + --queue-size + 4; each holds one request while it runs)")
+      ->transform(int_flag_range({.low = 1}));
+  app->add_option("--queue-size", flags->queue_size,
+                  "Requests that may wait for a slot; more get 503 with Retry-After (default 16)");
+  app->add_option("--drain-timeout", flags->drain_timeout_s,
+                  "On SIGTERM, seconds to let running requests finish before cancelling them (default 30)")
+      ->transform(int_flag_range({.low = 0}));
+  app->add_option("-n,--n-predict", flags->n_predict,
+                  "Most tokens a request generates when it does not say (default -1: until end of generation or a "
+                  "full context)")
+      ->transform(int_flag_range({.low = 1, .special = {{-1, "until end of generation"}}}));
+  app->add_option("--chat-template", flags->chat_template,
+                  "Chat template family instead of the model's (" + ChatTemplate::names() + ")")
+      ->check([](const std::string& name) {
+        auto t = ChatTemplate::from_name(name);
+        return t ? std::string() : t.error().message;
+      });
+  app->add_flag("--mlock", flags->mlock, "Lock the model's memory in RAM");
+  add_sampling_flags(*app, flags->sampling);
+  add_setting_flags(*app, Command::serve, flags->settings);
+  commands.add_aliases(kCommand, setting_flag_aliases(Command::serve));
+}
+
+}  // namespace infertune

@@ -1,0 +1,254 @@
+#include "engine/server/serving_loop.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <utility>
+
+namespace infertune {
+
+using Clock = std::chrono::steady_clock;
+
+RequestChannel::Update RequestChannel::wait(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  ready_.wait_for(lock, timeout, [&] { return finished_ || !tokens_.empty(); });
+  Update u;
+  u.tokens = std::exchange(tokens_, {});
+  u.finished = finished_;
+  u.reason = reason_;
+  u.error = error_;
+  return u;
+}
+
+void RequestChannel::push(GeneratedToken token) {
+  {
+    const std::lock_guard lock(mutex_);
+    tokens_.push_back(std::move(token));
+  }
+  ready_.notify_all();
+}
+
+void RequestChannel::finish(FinishReason reason, std::string error) {
+  {
+    const std::lock_guard lock(mutex_);
+    if (finished_) return;
+    finished_ = true;
+    reason_ = reason;
+    error_ = std::move(error);
+  }
+  ready_.notify_all();
+}
+
+GeneratedToken token_logprobs(int32_t token, std::span<const float> logits, uint32_t top) {
+  GeneratedToken out{.token = token};
+  if (logits.empty()) return out;
+  const float max = *std::max_element(logits.begin(), logits.end());
+  double sum = 0;
+  for (float l : logits) sum += std::exp(static_cast<double>(l) - max);
+  const auto log_norm = static_cast<float>(max + std::log(sum));
+  out.logprob = logits[static_cast<size_t>(token)] - log_norm;
+  std::vector<int32_t> ids(logits.size());
+  std::iota(ids.begin(), ids.end(), 0);
+  const size_t n = std::min<size_t>(top, ids.size());
+  std::partial_sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(n), ids.end(), [&](int32_t a, int32_t b) {
+    return logits[static_cast<size_t>(a)] > logits[static_cast<size_t>(b)] ||
+           (logits[static_cast<size_t>(a)] == logits[static_cast<size_t>(b)] && a < b);
+  });
+  for (size_t i = 0; i < n; ++i) out.top.push_back({ids[i], logits[static_cast<size_t>(ids[i])] - log_norm});
+  return out;
+}
+
+ServingLoop::ServingLoop(Context& ctx, SchedulerParams params, LoopLimits limits, ServerMetrics& metrics)
+    : ctx_(&ctx), params_(std::move(params)), limits_(limits), metrics_(&metrics) {
+  end_tokens_ = params_.end_tokens;
+  if (const auto& eos = ctx.model().config().tokens.eos) end_tokens_.push_back(static_cast<int32_t>(*eos));
+  params_.on_token = nullptr;
+  params_.on_logits = [this](RequestId id, int32_t token, std::span<const float> logits) {
+    on_sampled(id, token, logits);
+  };
+}
+
+ServingLoop::~ServingLoop() { stop(); }
+
+Status ServingLoop::start() {
+  auto scheduler = Scheduler::create(*ctx_, params_);
+  if (!scheduler) return scheduler.error();
+  scheduler_.emplace(std::move(*scheduler));
+  publish_gauges();
+  thread_ = std::thread([this] { run(); });
+  return {};
+}
+
+ServingLoop::Submitted ServingLoop::submit(ServeJob job) {
+  auto channel = std::make_shared<RequestChannel>();
+  {
+    const std::lock_guard lock(mutex_);
+    if (draining_ || stopping_) return {nullptr, Refusal::draining};
+    // Jobs that would wait for a slot: those queued now, plus these new ones beyond the free slots.
+    const size_t running = in_scheduler_ - waiting_;
+    const size_t free_slots = params_.n_parallel > running ? params_.n_parallel - running : 0;
+    const size_t pending = incoming_.size() + 1;
+    const size_t would_wait = waiting_ + (pending > free_slots ? pending - free_slots : 0);
+    if (would_wait > limits_.max_waiting) return {nullptr, Refusal::queue_full};
+    incoming_.emplace_back(std::move(job), channel);
+  }
+  wake_.notify_all();
+  return {channel, Refusal::none};
+}
+
+void ServingLoop::cancel(const std::shared_ptr<RequestChannel>& channel) {
+  if (!channel) return;
+  {
+    const std::lock_guard lock(mutex_);
+    cancels_.push_back(channel);
+  }
+  wake_.notify_all();
+}
+
+void ServingLoop::drain() {
+  const std::lock_guard lock(mutex_);
+  draining_ = true;
+}
+
+bool ServingLoop::wait_idle(Clock::time_point deadline) {
+  std::unique_lock lock(mutex_);
+  return idle_.wait_until(lock, deadline, [&] { return incoming_.empty() && !busy_; });
+}
+
+void ServingLoop::stop() {
+  {
+    const std::lock_guard lock(mutex_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  for (auto& [job, channel] : incoming_) channel->finish(FinishReason::cancelled);
+  for (auto& [id, channel] : active_) channel->finish(FinishReason::cancelled);
+  active_.clear();
+}
+
+void ServingLoop::run() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    wake_.wait(lock, [&] { return stopping_ || !incoming_.empty() || !cancels_.empty() || busy_; });
+    if (stopping_) return;
+    auto jobs = std::exchange(incoming_, {});
+    auto cancels = std::exchange(cancels_, {});
+    lock.unlock();
+    admit(jobs);
+    apply_cancels(cancels);
+    step();
+    publish_gauges();
+    lock.lock();
+    in_scheduler_ = active_.size();
+    waiting_ = scheduler_ ? scheduler_->plan().n_waiting() : 0;
+    busy_ = !active_.empty();
+    if (incoming_.empty() && !busy_) idle_.notify_all();
+  }
+}
+
+void ServingLoop::admit(std::vector<std::pair<ServeJob, std::shared_ptr<RequestChannel>>>& jobs) {
+  for (auto& [job, channel] : jobs) {
+    if (!scheduler_) {
+      channel->finish(FinishReason::error, "the server's scheduler could not be restarted after a failed step");
+      continue;
+    }
+    const size_t n_prompt = job.prompt.size();
+    auto id = scheduler_->submit(
+        {.prompt = std::move(job.prompt), .max_new_tokens = job.max_tokens, .sampling = job.sampling});
+    if (!id) {
+      channel->finish(FinishReason::error, id.error().message);
+      continue;
+    }
+    channel->id_ = *id;
+    channel->last_token_ = job.arrival;  // the first token's latency counts from the arrival
+    active_[*id] = channel;
+    top_logprobs_[*id] = job.top_logprobs;
+    metrics_->tokens(n_prompt, 0);
+  }
+}
+
+void ServingLoop::apply_cancels(const std::vector<std::shared_ptr<RequestChannel>>& cancels) {
+  for (const auto& channel : cancels) {
+    const auto it = std::find_if(active_.begin(), active_.end(), [&](const auto& a) { return a.second == channel; });
+    if (it == active_.end()) {
+      channel->finish(FinishReason::cancelled);  // still incoming (taken this round) or already finished
+      continue;
+    }
+    auto cancelled = scheduler_->cancel(it->first);
+    if (!cancelled) {
+      channel->finish(FinishReason::cancelled);
+      fail_all(cancelled.error().message);
+      return;
+    }
+    channel->finish(FinishReason::cancelled);
+    top_logprobs_.erase(it->first);
+    active_.erase(it);
+  }
+}
+
+void ServingLoop::on_sampled(RequestId id, int32_t token, std::span<const float> logits) {
+  const auto it = active_.find(id);
+  if (it == active_.end()) return;
+  RequestChannel& channel = *it->second;
+  const auto top = top_logprobs_[id];
+  GeneratedToken t = top ? token_logprobs(token, logits, *top) : GeneratedToken{.token = token};
+  t.end_of_generation = std::find(end_tokens_.begin(), end_tokens_.end(), token) != end_tokens_.end();
+  const auto now = Clock::now();
+  const double since = std::chrono::duration<double>(now - channel.last_token_).count();
+  if (channel.first_token_sent_) {
+    metrics_->inter_token_latency(since);
+  } else {
+    metrics_->time_to_first_token(since);
+    channel.first_token_sent_ = true;
+  }
+  channel.last_token_ = now;
+  metrics_->tokens(0, 1);
+  channel.push(std::move(t));
+}
+
+void ServingLoop::step() {
+  if (active_.empty() || !scheduler_) return;
+  auto more = scheduler_->step();
+  if (!more) {
+    fail_all(more.error().message);
+    return;
+  }
+  for (GenerationResult& r : scheduler_->take_finished()) {
+    const auto it = active_.find(r.id);
+    if (it == active_.end()) continue;
+    const bool ended =
+        !r.tokens.empty() && std::find(end_tokens_.begin(), end_tokens_.end(), r.tokens.back()) != end_tokens_.end();
+    it->second->finish(ended ? FinishReason::stop : FinishReason::length);
+    top_logprobs_.erase(r.id);
+    active_.erase(it);
+  }
+  const uint64_t reused = scheduler_->stats().reused_tokens;
+  metrics_->prompt_tokens_reused(reused - reused_seen_);
+  reused_seen_ = reused;
+}
+
+// A failed step leaves the scheduler unusable: every job fails with the message, and a new scheduler (with
+// empty sequences) takes the next ones.
+void ServingLoop::fail_all(const std::string& message) {
+  for (auto& [id, channel] : active_) channel->finish(FinishReason::error, message);
+  active_.clear();
+  top_logprobs_.clear();
+  scheduler_.reset();
+  reused_seen_ = 0;
+  auto fresh = Scheduler::create(*ctx_, params_);
+  if (fresh) scheduler_.emplace(std::move(*fresh));
+}
+
+void ServingLoop::publish_gauges() {
+  if (!scheduler_) return;
+  const SchedulerPlan& plan = scheduler_->plan();
+  metrics_->set_gauges({.waiting = plan.n_waiting(),
+                        .busy_slots = plan.n_running(),
+                        .slots = params_.n_parallel,
+                        .kv_cells_used = ctx_->kv_cache().n_used(),
+                        .kv_cells_total = ctx_->kv_cache().n_cells()});
+}
+
+}  // namespace infertune

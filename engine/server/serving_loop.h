@@ -1,0 +1,145 @@
+#pragma once
+// The one thread that runs the model for the server. HTTP handler threads submit jobs and read each job's
+// tokens from its RequestChannel; the loop owns the Scheduler (continuous batching: chunked prefill mixed
+// with the running requests' decode tokens in one batch, prefix reuse, preemption when the cache is full),
+// takes new jobs and cancellations between steps, and sleeps when there is nothing to do.
+//
+//   ServingLoop loop(ctx, {.n_parallel = 4}, {.max_waiting = 16}, metrics);
+//   loop.start();
+//   auto [channel, refusal] = loop.submit(job);          // refusal: queue full, draining
+//   for (;;) { auto got = channel->wait(100ms); ...; if (got.finished) break; }
+//   loop.cancel(channel);                                 // a client that went away: its cells are freed
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/context/context.h"
+#include "engine/scheduler/scheduler.h"
+#include "engine/server/server_metrics.h"
+#include "kernels/result.h"
+
+namespace infertune {
+
+struct TokenLogprob {
+  int32_t token = 0;
+  float logprob = 0;
+};
+
+struct GeneratedToken {
+  int32_t token = 0;
+  bool end_of_generation = false;  // an end token (eos, end of turn): ends the request, not part of the text
+  float logprob = 0;               // of this token under the model's distribution (when asked)
+  std::vector<TokenLogprob> top;   // the most likely tokens at this step, best first (when asked)
+};
+
+enum class FinishReason { stop, length, cancelled, error };
+
+class RequestChannel {
+ public:
+  struct Update {
+    std::vector<GeneratedToken> tokens;
+    bool finished = false;
+    FinishReason reason = FinishReason::stop;
+    std::string error;  // FinishReason::error
+  };
+  // Waits up to `timeout` for tokens or the end; returns what arrived since the last call.
+  Update wait(std::chrono::milliseconds timeout);
+
+ private:
+  friend class ServingLoop;
+  void push(GeneratedToken token);
+  void finish(FinishReason reason, std::string error = {});
+
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::vector<GeneratedToken> tokens_;
+  bool finished_ = false;
+  FinishReason reason_ = FinishReason::stop;
+  std::string error_;
+  // The loop's own fields (only its thread touches them).
+  RequestId id_ = 0;
+  std::chrono::steady_clock::time_point last_token_;  // the arrival, until the first token
+  bool first_token_sent_ = false;
+};
+
+struct ServeJob {
+  std::vector<int32_t> prompt;
+  uint32_t max_tokens = 1;
+  SamplingParams sampling;
+  std::optional<uint32_t> top_logprobs;  // set: compute log-probabilities, with this many alternatives
+  std::chrono::steady_clock::time_point arrival = std::chrono::steady_clock::now();
+};
+
+struct LoopLimits {
+  uint32_t max_waiting = 16;  // jobs queued for a slot beyond which submit refuses (503)
+};
+
+class ServingLoop {
+ public:
+  ServingLoop(Context& ctx, SchedulerParams params, LoopLimits limits, ServerMetrics& metrics);
+  ~ServingLoop();
+  ServingLoop(const ServingLoop&) = delete;
+  ServingLoop& operator=(const ServingLoop&) = delete;
+
+  Status start();
+
+  enum class Refusal { none, queue_full, draining };
+  struct Submitted {
+    std::shared_ptr<RequestChannel> channel;  // null when refused
+    Refusal refusal = Refusal::none;
+  };
+  Submitted submit(ServeJob job);
+  // Drops the job (waiting or running); its channel finishes with FinishReason::cancelled unless it finished.
+  void cancel(const std::shared_ptr<RequestChannel>& channel);
+
+  // Refuses new jobs from now on (SIGTERM); running and queued ones go on.
+  void drain();
+  // Waits until no job is queued or running, or the deadline; true when idle.
+  bool wait_idle(std::chrono::steady_clock::time_point deadline);
+  // Cancels what is left and joins the thread.
+  void stop();
+
+ private:
+  void run();
+  void admit(std::vector<std::pair<ServeJob, std::shared_ptr<RequestChannel>>>& jobs);
+  void apply_cancels(const std::vector<std::shared_ptr<RequestChannel>>& cancels);
+  void on_sampled(RequestId id, int32_t token, std::span<const float> logits);
+  void step();
+  void fail_all(const std::string& message);
+  void publish_gauges();
+
+  Context* ctx_;
+  SchedulerParams params_;
+  LoopLimits limits_;
+  ServerMetrics* metrics_;
+  std::optional<Scheduler> scheduler_;
+  std::unordered_map<RequestId, std::shared_ptr<RequestChannel>> active_;  // loop thread only
+  std::unordered_map<RequestId, std::optional<uint32_t>> top_logprobs_;    // loop thread only
+  std::vector<int32_t> end_tokens_;
+  uint64_t reused_seen_ = 0;
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable idle_;
+  std::vector<std::pair<ServeJob, std::shared_ptr<RequestChannel>>> incoming_;
+  std::vector<std::shared_ptr<RequestChannel>> cancels_;
+  size_t in_scheduler_ = 0;  // jobs the scheduler holds (queued or running), as of the last step
+  size_t waiting_ = 0;       // of those, queued for a slot
+  bool busy_ = false;
+  bool draining_ = false;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+// The log-probability of `token` and the `top` most likely tokens of a row of logits (log-softmax).
+GeneratedToken token_logprobs(int32_t token, std::span<const float> logits, uint32_t top);
+
+}  // namespace infertune

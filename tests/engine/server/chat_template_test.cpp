@@ -1,0 +1,94 @@
+// ChatTemplate (engine/server/chat_template.h): each family recognised from the markers of its templates, and
+// rendered as its documented format; conversations a family cannot render are errors naming the message.
+// (tests/engine/server/chat_template_crosscheck.py renders real Jinja templates with jinja2 and compares.)
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "engine/server/chat_template.h"
+
+namespace infertune {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::vector<ChatMessage> kConversation = {
+    {"system", "Be brief."}, {"user", "Hi there "}, {"assistant", "Hello."}, {"user", "2+2?"}};
+
+std::string render(ChatFamily family, const std::vector<ChatMessage>& messages = kConversation) {
+  auto t = ChatTemplate::from_name(std::string(ChatTemplate::from_jinja("").ok() ? "" : ""));
+  for (const char* name : {"chatml", "llama3", "mistral", "llama2", "gemma", "phi3"}) {
+    auto candidate = ChatTemplate::from_name(name);
+    if (candidate && candidate->family() == family) t = candidate;
+  }
+  EXPECT_TRUE(t.ok());
+  auto out = t->render(messages, true, {.bos = "<s>", .eos = "</s>"});
+  EXPECT_TRUE(out.ok()) << out.error().message;
+  return out ? *out : "";
+}
+
+TEST(ChatTemplate, FamiliesAreRecognisedByTheirMarkers) {
+  EXPECT_EQ(ChatTemplate::from_jinja("{{'<|im_start|>' + message['role']}}")->family(), ChatFamily::chatml);
+  EXPECT_EQ(ChatTemplate::from_jinja("<|start_header_id|>x<|end_header_id|><|eot_id|>")->family(), ChatFamily::llama3);
+  EXPECT_EQ(ChatTemplate::from_jinja("<start_of_turn>user")->family(), ChatFamily::gemma);
+  EXPECT_EQ(ChatTemplate::from_jinja("'<|user|>' + '\\n' + c + '<|end|>'")->family(), ChatFamily::phi3);
+  EXPECT_EQ(ChatTemplate::from_jinja("[INST] <<SYS>>\\n")->family(), ChatFamily::llama2);
+  EXPECT_EQ(ChatTemplate::from_jinja("'[INST] ' + m + ' [/INST]'")->family(), ChatFamily::mistral);
+  auto unknown = ChatTemplate::from_jinja("{% for m in messages %}### {{ m.content }}{% endfor %}");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_THAT(unknown.error().message, HasSubstr("--chat-template"));
+  EXPECT_FALSE(ChatTemplate::from_name("vicuna").ok());
+}
+
+TEST(ChatTemplate, ChatmlWritesEveryRole) {
+  EXPECT_EQ(render(ChatFamily::chatml),
+            "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi there <|im_end|>\n"
+            "<|im_start|>assistant\nHello.<|im_end|>\n<|im_start|>user\n2+2?<|im_end|>\n<|im_start|>assistant\n");
+}
+
+TEST(ChatTemplate, Llama3TrimsContent) {
+  EXPECT_EQ(render(ChatFamily::llama3),
+            "<|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|>"
+            "<|start_header_id|>user<|end_header_id|>\n\nHi there<|eot_id|>"
+            "<|start_header_id|>assistant<|end_header_id|>\n\nHello.<|eot_id|>"
+            "<|start_header_id|>user<|end_header_id|>\n\n2+2?<|eot_id|>"
+            "<|start_header_id|>assistant<|end_header_id|>\n\n");
+}
+
+TEST(ChatTemplate, MistralPutsTheSystemBeforeTheFirstUserTurn) {
+  EXPECT_EQ(render(ChatFamily::mistral), "[INST] Be brief.\n\nHi there  [/INST]Hello.</s>[INST] 2+2? [/INST]");
+}
+
+TEST(ChatTemplate, Llama2WrapsTheSystemAndStartsLaterTurnsWithBos) {
+  EXPECT_EQ(render(ChatFamily::llama2),
+            "[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nHi there [/INST] Hello. </s><s>[INST] 2+2? [/INST]");
+}
+
+TEST(ChatTemplate, GemmaCallsTheAssistantModel) {
+  EXPECT_EQ(render(ChatFamily::gemma),
+            "<start_of_turn>user\nBe brief.\n\nHi there<end_of_turn>\n<start_of_turn>model\nHello.<end_of_turn>\n"
+            "<start_of_turn>user\n2+2?<end_of_turn>\n<start_of_turn>model\n");
+}
+
+TEST(ChatTemplate, Phi3OpensTheReplyAfterEachUserTurn) {
+  EXPECT_EQ(render(ChatFamily::phi3),
+            "<|system|>\nBe brief.<|end|>\n<|user|>\nHi there <|end|>\n<|assistant|>\nHello.<|end|>\n"
+            "<|user|>\n2+2?<|end|>\n<|assistant|>\n");
+}
+
+TEST(ChatTemplate, RolesThatDoNotAlternateAreErrorsNamingTheMessage) {
+  auto t = ChatTemplate::from_name("mistral");
+  ASSERT_TRUE(t.ok());
+  const std::vector<ChatMessage> twice = {{"user", "a"}, {"user", "b"}};
+  auto out = t->render(twice, true, {});
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.error().message, HasSubstr("messages[1]"));
+  EXPECT_FALSE(t->render({}, true, {}).ok());
+  auto phi = ChatTemplate::from_name("phi3");
+  const std::vector<ChatMessage> tool = {{"tool", "x"}};
+  EXPECT_THAT(phi->render(tool, true, {}).error().message, HasSubstr("'tool'"));
+}
+
+}  // namespace
+}  // namespace infertune
