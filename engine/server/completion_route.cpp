@@ -137,13 +137,16 @@ bool whole_reply(const CompletionRoute& route, ServingLoop& loop, const std::sha
                  Progress& p, RequestChannel::Update first, httplib::DataSink& sink) {
   const Tokenizer& tokenizer = *route.served->tokenizer;
   std::string text = absorb(p, tokenizer, first);
+  auto last_write = Clock::now();
   while (!p.reason) {
     RequestChannel::Update update = channel->wait(route.options->keep_alive);
     text += absorb(p, tokenizer, update);
-    if (!p.reason && update.tokens.empty() && !sink.write(" ", 1)) {
+    if (p.reason || Clock::now() - last_write < route.options->keep_alive) continue;
+    if (!sink.write(" ", 1)) {
       loop.cancel(channel);
       return false;
     }
+    last_write = Clock::now();
   }
   if (p.stopped_by_text) loop.cancel(channel);
   text += p.text.finish();

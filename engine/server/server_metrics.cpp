@@ -37,6 +37,16 @@ void ServerMetrics::prompt_tokens_reused(uint64_t n) {
   reused_tokens_ += n;
 }
 
+void ServerMetrics::request_cancelled() {
+  const std::lock_guard lock(mutex_);
+  ++cancelled_;
+}
+
+uint64_t ServerMetrics::cancelled() const {
+  const std::lock_guard lock(mutex_);
+  return cancelled_;
+}
+
 void ServerMetrics::time_to_first_token(double seconds) {
   const std::lock_guard lock(mutex_);
   ttft_.observe(seconds);
@@ -81,6 +91,8 @@ std::string ServerMetrics::exposition() const {
   out += counter("infertune_prompt_tokens_reused_total", "Prompt tokens taken from a cached prefix, not computed.",
                  reused_tokens_);
   out += counter("infertune_generated_tokens_total", "Tokens generated.", generated_tokens_);
+  out += counter("infertune_requests_cancelled_total",
+                 "Requests ended before their end: the client went away or a stop string matched.", cancelled_);
   out += gauge("infertune_requests_waiting", "Requests queued for a slot.", gauges_.waiting);
   out += gauge("infertune_slots_busy", "Slots running a request.", gauges_.busy_slots);
   out += gauge("infertune_slots", "Slots (-np).", gauges_.slots);

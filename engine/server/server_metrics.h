@@ -40,6 +40,8 @@ class ServerMetrics {
   void request_finished(const std::string& endpoint, int status);
   void tokens(uint64_t prompt, uint64_t generated);
   void prompt_tokens_reused(uint64_t n);
+  void request_cancelled();  // a client went away, or a stop string ended it
+  uint64_t cancelled() const;
   void time_to_first_token(double seconds);
   void inter_token_latency(double seconds);
   void set_gauges(const ServerGauges& gauges);
@@ -53,6 +55,7 @@ class ServerMetrics {
   uint64_t prompt_tokens_ = 0;
   uint64_t generated_tokens_ = 0;
   uint64_t reused_tokens_ = 0;
+  uint64_t cancelled_ = 0;
   LatencyHistogram ttft_;
   LatencyHistogram itl_;
   ServerGauges gauges_;

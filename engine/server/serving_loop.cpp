@@ -40,7 +40,8 @@ void RequestChannel::finish(FinishReason reason, std::string error) {
 }
 
 GeneratedToken token_logprobs(int32_t token, std::span<const float> logits, uint32_t top) {
-  GeneratedToken out{.token = token};
+  GeneratedToken out;
+  out.token = token;
   if (logits.empty()) return out;
   const float max = *std::max_element(logits.begin(), logits.end());
   double sum = 0;
@@ -135,6 +136,7 @@ void ServingLoop::run() {
     if (stopping_) return;
     auto jobs = std::exchange(incoming_, {});
     auto cancels = std::exchange(cancels_, {});
+    busy_ = busy_ || !jobs.empty();  // taken jobs are not idle time, though no longer incoming
     lock.unlock();
     admit(jobs);
     apply_cancels(cancels);
@@ -183,6 +185,7 @@ void ServingLoop::apply_cancels(const std::vector<std::shared_ptr<RequestChannel
       return;
     }
     channel->finish(FinishReason::cancelled);
+    metrics_->request_cancelled();
     top_logprobs_.erase(it->first);
     active_.erase(it);
   }
@@ -193,7 +196,7 @@ void ServingLoop::on_sampled(RequestId id, int32_t token, std::span<const float>
   if (it == active_.end()) return;
   RequestChannel& channel = *it->second;
   const auto top = top_logprobs_[id];
-  GeneratedToken t = top ? token_logprobs(token, logits, *top) : GeneratedToken{.token = token};
+  GeneratedToken t = top ? token_logprobs(token, logits, *top) : GeneratedToken{.token = token, .top = {}};
   t.end_of_generation = std::find(end_tokens_.begin(), end_tokens_.end(), token) != end_tokens_.end();
   const auto now = Clock::now();
   const double since = std::chrono::duration<double>(now - channel.last_token_).count();
