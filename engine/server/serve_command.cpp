@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <csignal>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,6 +45,7 @@ struct ServeFlags {
   int drain_timeout_s = 30;
   int32_t n_predict = -1;
   std::string chat_template;
+  std::string chat_template_file;
   bool mlock = false;
   EngineSettings settings;
   SamplingParams sampling;
@@ -79,6 +81,17 @@ std::vector<int32_t> end_tokens(const Tokenizer& tokenizer) {
 void choose_chat_template(const ServeFlags& flags, const Model& model, ServedModel& served) {
   if (!flags.chat_template.empty()) {
     served.chat_template = *ChatTemplate::from_name(flags.chat_template);  // checked while parsing
+    return;
+  }
+  if (!flags.chat_template_file.empty()) {
+    std::ifstream in(flags.chat_template_file);
+    const std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto found = ChatTemplate::from_jinja(source);
+    if (found) {
+      served.chat_template = *found;
+    } else {
+      served.chat_template_error = flags.chat_template_file + ": " + found.error().message;
+    }
     return;
   }
   const GgufValue* value = model.file().find("tokenizer.chat_template");
@@ -195,6 +208,7 @@ int serve(ServeFlags& flags) {
     signals.join();
     return report_error(kCommand, running.error().message);
   }
+  if (!served.chat_template) fmt::print(stderr, "serve: warning: chat requests will be refused: {}\n", served.chat_template_error);
   loop_for_signal = running->loop.get();
   http.set_ready(served);
   fmt::print(stderr, "serve: ready: {} ({} slots, {} context cells, chat template: {})\n", flags.model,
@@ -242,6 +256,10 @@ void add_serve_command(Subcommands& commands) {
         auto t = ChatTemplate::from_name(name);
         return t ? std::string() : t.error().message;
       });
+  app->add_option("--chat-template-file", flags->chat_template_file,
+                  "Jinja chat template whose family to use instead of the model's")
+      ->check(CLI::ExistingFile)
+      ->excludes("--chat-template");
   app->add_flag("--mlock", flags->mlock, "Lock the model's memory in RAM");
   add_sampling_flags(*app, flags->sampling);
   add_setting_flags(*app, Command::serve, flags->settings);
