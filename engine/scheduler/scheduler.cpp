@@ -1,6 +1,7 @@
 #include "engine/scheduler/scheduler.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 namespace infertune {
@@ -42,6 +43,7 @@ Result<RequestId> Scheduler::submit(GenerationRequest request) {
   auto id = plan_.submit(std::move(request.prompt), request.max_new_tokens);
   if (!id) return id.error();
   samplers_.emplace(*id, std::move(*chain));
+  if (request.ignore_eos) ignore_eos_.insert(*id);
   return *id;
 }
 
@@ -49,6 +51,7 @@ Result<bool> Scheduler::cancel(RequestId id) {
   const SchedulerPlan::Cancelled cancelled = plan_.cancel(id);
   if (!cancelled.found) return false;
   samplers_.erase(id);
+  ignore_eos_.erase(id);
   if (cancelled.slot) {
     if (Status st = ctx_->kv_cache().seq_rm(static_cast<SeqId>(*cancelled.slot), -1, -1); !st) return st.error();
   }
@@ -100,13 +103,21 @@ Status Scheduler::decode_and_sample(const Step& step) {
     if (!row) return row.error();
     const RequestId id = *plan_.running(chunk.slot);
     SamplerChain& chain = samplers_.at(id);
+    if (ignore_eos_.contains(id)) {
+      masked_row_.assign(row->begin(), row->end());
+      for (int32_t t : end_tokens_) masked_row_[static_cast<size_t>(t)] = -std::numeric_limits<float>::infinity();
+      row = std::span<const float>(masked_row_);
+    }
     auto token = chain.try_sample(*row);
     if (!token) return fail("scheduler: request {}: {}", id, token.error().message);
     chain.accept(*token);
     if (params_.on_logits) params_.on_logits(id, *token, *row);
     if (params_.on_token) params_.on_token(id, *token);
     const bool end = std::find(end_tokens_.begin(), end_tokens_.end(), *token) != end_tokens_.end();
-    if (plan_.sampled(chunk.slot, *token, end)) samplers_.erase(id);
+    if (plan_.sampled(chunk.slot, *token, end)) {
+      samplers_.erase(id);
+      ignore_eos_.erase(id);
+    }
   }
   for (FinishedRequest& f : plan_.take_finished()) finished_.push_back({.id = f.id, .tokens = std::move(f.generated)});
   return {};

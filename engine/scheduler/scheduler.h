@@ -15,6 +15,7 @@
 #include <optional>
 #include <span>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "engine/batch/batch.h"
@@ -45,6 +46,9 @@ struct GenerationRequest {
   std::vector<int32_t> prompt;  // token ids
   uint32_t max_new_tokens = 128;
   SamplingParams sampling{};
+  // The end tokens (eos, end_tokens) are never sampled for this request: it runs to max_new_tokens, as
+  // llama.cpp's ignore_eos does (benchmarks of a fixed length).
+  bool ignore_eos = false;
 };
 
 struct GenerationResult {
@@ -94,8 +98,10 @@ class Scheduler {
   Context* ctx_;
   SchedulerPlan plan_;
   SchedulerParams params_;
-  std::vector<int32_t> end_tokens_;  // eos and SchedulerParams::end_tokens, when stop_at_eos
+  std::vector<int32_t> end_tokens_;                       // eos and SchedulerParams::end_tokens, when stop_at_eos
   std::unordered_map<RequestId, SamplerChain> samplers_;  // per request: survives preemption
+  std::unordered_set<RequestId> ignore_eos_;              // requests whose end tokens are masked
+  std::vector<float> masked_row_;                         // a logits row with the end tokens at -inf
   std::vector<GenerationResult> finished_;
   Batch batch_;
   std::vector<size_t> logits_index_;  // [step.chunks.size()] batch index of the chunk's sampled token

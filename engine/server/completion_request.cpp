@@ -187,6 +187,9 @@ Result<CompletionRequest> parse_completion_request(const json& body, Endpoint en
   if (Status s = parse_stop(body, r.stop); !s) return s.error();
   if (Status s = parse_max_tokens(body, limits, r.max_tokens); !s) return s.error();
   if (Status s = parse_logprobs(body, endpoint, r.top_logprobs); !s) return s.error();
+  auto ignore_eos = bool_field(body, "ignore_eos", false);
+  if (!ignore_eos) return ignore_eos.error();
+  r.ignore_eos = *ignore_eos;
   auto stream = bool_field(body, "stream", false);
   if (!stream) return stream.error();
   r.stream = *stream;

@@ -3,7 +3,7 @@
 // reads is type-checked and bounded, and a bad one is an error naming it ("temperature must be a number in
 // [0, 2], got 7"), which the server answers with 400. Fields the server does not use are ignored, as
 // OpenAI-compatible servers do (clients send user, tools, response_format ...). llama.cpp's names are
-// accepted beside OpenAI's: n_predict for max_tokens, n_probs for logprobs.
+// accepted beside OpenAI's: n_predict for max_tokens, n_probs for logprobs, and its ignore_eos.
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -42,6 +42,7 @@ struct CompletionRequest {
   bool stream = false;
   bool include_usage = false;            // stream_options.include_usage: a last chunk with the usage
   std::optional<uint32_t> top_logprobs;  // set: log-probabilities of the chosen and this many top tokens
+  bool ignore_eos = false;               // llama.cpp's: never sample an end token (fixed-length benchmarks)
 };
 
 Result<CompletionRequest> parse_completion_request(const nlohmann::json& body, Endpoint endpoint,

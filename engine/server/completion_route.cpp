@@ -201,7 +201,8 @@ void answer_completion(const CompletionRoute& route, Endpoint endpoint, const ht
   ServeJob job{.prompt = std::move(*prompt),
                .max_tokens = std::min(request->max_tokens.value_or(room), room),
                .sampling = request->sampling,
-               .top_logprobs = request->top_logprobs};
+               .top_logprobs = request->top_logprobs,
+               .ignore_eos = request->ignore_eos};
   const size_t n_prompt = job.prompt.size();
   ServingLoop& loop = *served.loop;
   auto submitted = loop.submit(std::move(job));

@@ -208,7 +208,8 @@ int serve(ServeFlags& flags) {
     signals.join();
     return report_error(kCommand, running.error().message);
   }
-  if (!served.chat_template) fmt::print(stderr, "serve: warning: chat requests will be refused: {}\n", served.chat_template_error);
+  if (!served.chat_template)
+    fmt::print(stderr, "serve: warning: chat requests will be refused: {}\n", served.chat_template_error);
   loop_for_signal = running->loop.get();
   http.set_ready(served);
   fmt::print(stderr, "serve: ready: {} ({} slots, {} context cells, chat template: {})\n", flags.model,

@@ -157,8 +157,10 @@ void ServingLoop::admit(std::vector<std::pair<ServeJob, std::shared_ptr<RequestC
       continue;
     }
     const size_t n_prompt = job.prompt.size();
-    auto id = scheduler_->submit(
-        {.prompt = std::move(job.prompt), .max_new_tokens = job.max_tokens, .sampling = job.sampling});
+    auto id = scheduler_->submit({.prompt = std::move(job.prompt),
+                                  .max_new_tokens = job.max_tokens,
+                                  .sampling = job.sampling,
+                                  .ignore_eos = job.ignore_eos});
     if (!id) {
       channel->finish(FinishReason::error, id.error().message);
       continue;

@@ -75,6 +75,7 @@ struct ServeJob {
   uint32_t max_tokens = 1;
   SamplingParams sampling;
   std::optional<uint32_t> top_logprobs;  // set: compute log-probabilities, with this many alternatives
+  bool ignore_eos = false;               // GenerationRequest::ignore_eos
   std::chrono::steady_clock::time_point arrival = std::chrono::steady_clock::now();
 };
 
