@@ -78,8 +78,13 @@ Prompt PromptSource::next(std::mt19937_64& rng) {
   std::uniform_int_distribution<uint32_t> length(options_.prompt_tokens.low, options_.prompt_tokens.high);
   const auto total_words = static_cast<size_t>(std::max(1.0, std::round(length(rng) / tokens_per_word_)));
   const size_t own_words = total_words > shared_words_ ? total_words - shared_words_ : 1;
-  // Each request's own words start at a random place in the list, so prompts differ after the prefix.
-  const std::string own = words(own_words, static_cast<size_t>(rng() % kWords.size()) + 1);
+  // Each request's own words are drawn at random, so prompts share nothing after the prefix.
+  std::uniform_int_distribution<size_t> word(0, kWords.size() - 1);
+  std::string own;
+  for (size_t i = 0; i < own_words; ++i) {
+    if (i > 0) own += ' ';
+    own += kWords[word(rng)];
+  }
   Prompt p;
   p.text = shared_.empty() ? own : shared_ + "\n" + own;
   p.messages =
