@@ -14,6 +14,7 @@ std::vector<LoadLevel> load_levels(const LoadOptions& options) {
   std::vector<LoadLevel> levels;
   for (uint32_t c : options.concurrency) levels.push_back({.kind = LoadLevel::Kind::closed, .concurrency = c});
   for (double r : options.rates) levels.push_back({.kind = LoadLevel::Kind::open, .rate = r});
+  for (uint32_t i = 0; i < levels.size(); ++i) levels[i].index = i;
   return levels;
 }
 
@@ -78,7 +79,9 @@ void run_open(const LoadOptions& options, double rate, const std::vector<Prompt>
 }  // namespace
 
 LevelRun run_level(const LoadOptions& options, const LoadLevel& level, PromptSource& prompts) {
-  std::mt19937_64 rng(options.seed);
+  // Prompts differ between levels (and from the warm-up's): a server that caches prompts (llama-server's
+  // prompt cache, our slots' prefixes) must not find a later level's prompts already computed.
+  std::mt19937_64 rng(options.seed * 1000003u + level.index);
   LevelRun run{.level = level};
   {
     auto client = make_client(options);

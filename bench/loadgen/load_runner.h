@@ -16,6 +16,7 @@ struct LoadLevel {
   enum class Kind { closed, open } kind = Kind::closed;
   uint32_t concurrency = 1;  // closed
   double rate = 0;           // open: requests per second
+  uint32_t index = 0;        // its place among the run's levels: each level draws prompts of its own
 };
 
 struct LevelRun {

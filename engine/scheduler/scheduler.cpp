@@ -20,7 +20,10 @@ Result<Scheduler> Scheduler::create(Context& ctx, const SchedulerParams& params)
     return fail("scheduler: n_parallel ({}) must be in [1, {}] (the context's sequences, -np)", params.n_parallel,
                 ctx.n_seq_max());
   }
-  auto plan = SchedulerPlan::create({.n_parallel = params.n_parallel, .n_batch = ctx.n_batch(), .n_ctx = ctx.n_ctx()});
+  auto plan = SchedulerPlan::create({.n_parallel = params.n_parallel,
+                                     .n_batch = ctx.n_batch(),
+                                     .n_ctx = ctx.n_ctx(),
+                                     .prefill_chunk = params.prefill_chunk});
   if (!plan) return plan.error();
   // The plan starts with empty slots: so must the sequences.
   for (uint32_t s = 0; s < params.n_parallel; ++s) {

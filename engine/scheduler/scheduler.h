@@ -28,8 +28,9 @@
 namespace infertune {
 
 struct SchedulerParams {
-  uint32_t n_parallel = 1;  // -np: slots; at most the context's n_seq_max
-  bool stop_at_eos = true;  // end a request at the model's end-of-generation token (it is kept in the output)
+  uint32_t n_parallel = 1;     // -np: slots; at most the context's n_seq_max
+  uint32_t prefill_chunk = 0;  // PlanLimits::prefill_chunk: prompt tokens per step beside decode tokens (0: n_batch)
+  bool stop_at_eos = true;     // end a request at the model's end-of-generation token (it is kept in the output)
   // Optional: called with the request's id and the token each time a request gets a new token, right after
   // it is sampled (a step's tokens one after another, in batch order): what a caller timestamps for TTFT
   // and inter-token latency.

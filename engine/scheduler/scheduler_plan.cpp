@@ -210,7 +210,9 @@ Step SchedulerPlan::next(uint32_t n_free) {
   }
   while (try_admit(cells_left, step)) {
   }
-  plan_prefill(std::min(limits_.n_batch - n_decode, cells_left), step);
+  uint32_t budget = std::min(limits_.n_batch - n_decode, cells_left);
+  if (n_decode > 0 && limits_.prefill_chunk > 0) budget = std::min(budget, limits_.prefill_chunk);
+  plan_prefill(budget, step);
 
   if (step.chunks.empty()) {
     if (n_running() == 0 && queue_.empty()) return Step{};

@@ -16,8 +16,9 @@
 //     head still does not fit, idle caches are evicted (every accepted request fits an empty cache alone).
 //   - An admitted request reuses the longest common token prefix it has with any slot's cached tokens (a
 //     system prompt): the driver copies those cells with seq_cp instead of recomputing them.
-//   - The budget left after the decode tokens (at most n_batch, at most the free cells) is split evenly
-//     among the prefilling slots, starting at a cursor that moves round-robin from step to step.
+//   - The budget left after the decode tokens (at most n_batch, at most the free cells, and at most
+//     prefill_chunk when the step has decode tokens) is split evenly among the prefilling slots, starting at a
+//     cursor that moves round-robin from step to step.
 // Since the oldest running request is never preempted and always gets tokens, every request finishes.
 #include <cstddef>
 #include <cstdint>
@@ -37,6 +38,10 @@ struct PlanLimits {
   uint32_t n_parallel = 1;  // slots (-np), KV sequences 0 .. n_parallel - 1
   uint32_t n_batch = 2048;  // -b: the most tokens in one batch; >= n_parallel
   uint32_t n_ctx = 4096;    // -c: KV cells in all; a request needs prompt + max_new_tokens of them
+  // The most prompt tokens in a step that also carries decode tokens (0: up to n_batch). A small chunk keeps
+  // the running requests' next token coming while a new prompt is read (chunked prefill); a step without
+  // decode tokens always takes up to n_batch.
+  uint32_t prefill_chunk = 0;
 };
 
 // Tokens history[first .. first + count) of a slot's request, at positions first .. first + count - 1.

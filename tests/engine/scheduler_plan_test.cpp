@@ -372,3 +372,49 @@ TEST(SchedulerPlan, StopEndsARequestEarly) {
 
 }  // namespace
 }  // namespace infertune
+
+namespace infertune {
+namespace {
+
+// prefill_chunk bounds the prompt tokens of a step that carries decode tokens, not of one that has none; a
+// waiting request can be cancelled out of the queue, a running one out of its slot (its cache dropped).
+TEST(SchedulerPlanChunks, PrefillChunkBoundsPromptTokensBesideDecodes) {
+  auto plan = SchedulerPlan::create({.n_parallel = 2, .n_batch = 512, .n_ctx = 1024, .prefill_chunk = 8});
+  ASSERT_TRUE(plan.ok());
+  ASSERT_TRUE(plan->submit(std::vector<int32_t>(40, 3), 20).ok());
+  Step first = plan->next(1024);
+  ASSERT_EQ(first.chunks.size(), 1u);
+  EXPECT_EQ(first.chunks[0].count, 40u);  // nothing decodes yet: the whole prompt
+  plan->sampled(0, 7, false);
+  ASSERT_TRUE(plan->submit(std::vector<int32_t>(30, 4), 5).ok());
+  for (int step = 0; step < 3; ++step) {
+    Step s = plan->next(1024 - 41 - 8 * step);
+    uint32_t prompt_tokens = 0;
+    for (const PlannedChunk& c : s.chunks) prompt_tokens += c.decode ? 0 : c.count;
+    EXPECT_EQ(prompt_tokens, 8u) << "step " << step;
+    plan->sampled(0, 7, false);
+  }
+}
+
+TEST(SchedulerPlanChunks, CancelTakesARequestOutOfTheQueueOrItsSlot) {
+  auto plan = SchedulerPlan::create({.n_parallel = 1, .n_batch = 64, .n_ctx = 256});
+  ASSERT_TRUE(plan.ok());
+  const RequestId running = *plan->submit({1, 2, 3}, 10);
+  const RequestId waiting = *plan->submit({4, 5}, 10);
+  plan->next(256);
+  EXPECT_EQ(plan->running(0), running);
+  const auto queued = plan->cancel(waiting);
+  EXPECT_TRUE(queued.found);
+  EXPECT_FALSE(queued.slot);
+  EXPECT_EQ(plan->n_waiting(), 0u);
+  const auto slot = plan->cancel(running);
+  EXPECT_TRUE(slot.found);
+  EXPECT_EQ(slot.slot, 0u);
+  EXPECT_FALSE(plan->running(0));
+  EXPECT_TRUE(plan->cached(0).empty());
+  EXPECT_FALSE(plan->cancel(running).found);
+  EXPECT_EQ(plan->next(256).kind, Step::Kind::Done);
+}
+
+}  // namespace
+}  // namespace infertune
