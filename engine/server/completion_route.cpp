@@ -19,15 +19,20 @@ void send_error(httplib::Response& res, int status, std::string_view message) {
   res.set_content(serialize(error_json(status, message, error_type_for(status))), "application/json");
 }
 
+Result<std::string> render_chat(const ServedModel& served, std::span<const ChatMessage> messages,
+                                bool add_generation_prompt) {
+  if (!served.chat_template) return fail("{}", served.chat_template_error);
+  const Tokenizer& tok = *served.tokenizer;
+  const std::string bos = tok.bos() ? tok.token_to_piece(*tok.bos()) : "";
+  const std::string eos = tok.eos() ? tok.token_to_piece(*tok.eos()) : "";
+  return served.chat_template->render(messages, add_generation_prompt, {.bos = bos, .eos = eos});
+}
+
 Result<std::vector<int32_t>> prompt_tokens(const ServedModel& served, const CompletionRequest& request) {
   if (!request.prompt_tokens.empty()) return request.prompt_tokens;
   std::string text = request.prompt;
   if (request.endpoint == Endpoint::chat) {
-    if (!served.chat_template) return fail("{}", served.chat_template_error);
-    const Tokenizer& tok = *served.tokenizer;
-    const std::string bos = tok.bos() ? tok.token_to_piece(*tok.bos()) : "";
-    const std::string eos = tok.eos() ? tok.token_to_piece(*tok.eos()) : "";
-    auto rendered = served.chat_template->render(request.messages, true, {.bos = bos, .eos = eos});
+    auto rendered = render_chat(served, request.messages, true);
     if (!rendered) return rendered.error();
     text = std::move(*rendered);
   }

@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <span>
+#include <string>
 
 #include "engine/server/completion_request.h"
 #include "engine/server/http_server.h"
@@ -23,6 +25,10 @@ void answer_completion(const CompletionRoute& route, Endpoint endpoint, const ht
 // The prompt's token ids: given ids, the text tokenized with BOS and special tokens, or (chat) the
 // messages rendered with the chat template and tokenized so. Errors are the client's (400).
 Result<std::vector<int32_t>> prompt_tokens(const ServedModel& served, const CompletionRequest& request);
+
+// The messages in the model's chat template, with its BOS/EOS texts where the family writes them.
+Result<std::string> render_chat(const ServedModel& served, std::span<const ChatMessage> messages,
+                                bool add_generation_prompt);
 
 // Sets an OpenAI-style error reply.
 void send_error(httplib::Response& res, int status, std::string_view message);

@@ -214,15 +214,9 @@ void HttpServer::add_routes() {
     if (!body) return send_error(res, 400, body.error().message);
     auto request = parse_completion_request(*body, Endpoint::chat, impl.served.limits);
     if (!request) return send_error(res, 400, request.error().message);
-    const ServedModel& served = impl.served;
-    if (!served.chat_template) return send_error(res, 400, served.chat_template_error);
-    const Tokenizer& tok = *served.tokenizer;
-    const std::string bos = tok.bos() ? tok.token_to_piece(*tok.bos()) : "";
-    const std::string eos = tok.eos() ? tok.token_to_piece(*tok.eos()) : "";
-    auto prompt = served.chat_template->render(request->messages, body->value("add_generation_prompt", true),
-                                               {.bos = bos, .eos = eos});
+    auto prompt = render_chat(impl.served, request->messages, body->value("add_generation_prompt", true));
     if (!prompt) return send_error(res, 400, prompt.error().message);
-    send_json(res, {{"prompt", *prompt}, {"template", served.chat_template->name()}});
+    send_json(res, {{"prompt", *prompt}, {"template", impl.served.chat_template->name()}});
   });
 
   server_->Get("/metrics", [&options, &metrics](const httplib::Request&, httplib::Response& res) {

@@ -124,7 +124,12 @@ void ServingLoop::stop() {
   }
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
-  for (auto& [job, channel] : incoming_) channel->finish(FinishReason::cancelled);
+  std::vector<std::pair<ServeJob, std::shared_ptr<RequestChannel>>> left;
+  {
+    const std::lock_guard lock(mutex_);
+    left = std::exchange(incoming_, {});
+  }
+  for (auto& [job, channel] : left) channel->finish(FinishReason::cancelled);
   for (auto& [id, channel] : active_) channel->finish(FinishReason::cancelled);
   active_.clear();
 }

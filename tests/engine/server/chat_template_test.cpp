@@ -16,13 +16,10 @@ using ::testing::HasSubstr;
 const std::vector<ChatMessage> kConversation = {
     {"system", "Be brief."}, {"user", "Hi there "}, {"assistant", "Hello."}, {"user", "2+2?"}};
 
-std::string render(ChatFamily family, const std::vector<ChatMessage>& messages = kConversation) {
-  auto t = ChatTemplate::from_name(std::string(ChatTemplate::from_jinja("").ok() ? "" : ""));
-  for (const char* name : {"chatml", "llama3", "mistral", "llama2", "gemma", "phi3"}) {
-    auto candidate = ChatTemplate::from_name(name);
-    if (candidate && candidate->family() == family) t = candidate;
-  }
-  EXPECT_TRUE(t.ok());
+std::string render(const char* family, const std::vector<ChatMessage>& messages = kConversation) {
+  auto t = ChatTemplate::from_name(family);
+  EXPECT_TRUE(t.ok()) << family;
+  if (!t) return "";
   auto out = t->render(messages, true, {.bos = "<s>", .eos = "</s>"});
   EXPECT_TRUE(out.ok()) << out.error().message;
   return out ? *out : "";
@@ -42,13 +39,13 @@ TEST(ChatTemplate, FamiliesAreRecognisedByTheirMarkers) {
 }
 
 TEST(ChatTemplate, ChatmlWritesEveryRole) {
-  EXPECT_EQ(render(ChatFamily::chatml),
+  EXPECT_EQ(render("chatml"),
             "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi there <|im_end|>\n"
             "<|im_start|>assistant\nHello.<|im_end|>\n<|im_start|>user\n2+2?<|im_end|>\n<|im_start|>assistant\n");
 }
 
 TEST(ChatTemplate, Llama3TrimsContent) {
-  EXPECT_EQ(render(ChatFamily::llama3),
+  EXPECT_EQ(render("llama3"),
             "<|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|>"
             "<|start_header_id|>user<|end_header_id|>\n\nHi there<|eot_id|>"
             "<|start_header_id|>assistant<|end_header_id|>\n\nHello.<|eot_id|>"
@@ -57,22 +54,22 @@ TEST(ChatTemplate, Llama3TrimsContent) {
 }
 
 TEST(ChatTemplate, MistralPutsTheSystemBeforeTheFirstUserTurn) {
-  EXPECT_EQ(render(ChatFamily::mistral), "[INST] Be brief.\n\nHi there  [/INST]Hello.</s>[INST] 2+2? [/INST]");
+  EXPECT_EQ(render("mistral"), "[INST] Be brief.\n\nHi there  [/INST]Hello.</s>[INST] 2+2? [/INST]");
 }
 
 TEST(ChatTemplate, Llama2WrapsTheSystemAndStartsLaterTurnsWithBos) {
-  EXPECT_EQ(render(ChatFamily::llama2),
+  EXPECT_EQ(render("llama2"),
             "[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nHi there [/INST] Hello. </s><s>[INST] 2+2? [/INST]");
 }
 
 TEST(ChatTemplate, GemmaCallsTheAssistantModel) {
-  EXPECT_EQ(render(ChatFamily::gemma),
+  EXPECT_EQ(render("gemma"),
             "<start_of_turn>user\nBe brief.\n\nHi there<end_of_turn>\n<start_of_turn>model\nHello.<end_of_turn>\n"
             "<start_of_turn>user\n2+2?<end_of_turn>\n<start_of_turn>model\n");
 }
 
 TEST(ChatTemplate, Phi3OpensTheReplyAfterEachUserTurn) {
-  EXPECT_EQ(render(ChatFamily::phi3),
+  EXPECT_EQ(render("phi3"),
             "<|system|>\nBe brief.<|end|>\n<|user|>\nHi there <|end|>\n<|assistant|>\nHello.<|end|>\n"
             "<|user|>\n2+2?<|end|>\n<|assistant|>\n");
 }

@@ -219,9 +219,10 @@ TEST(HttpServer, BadRequestsAreRefusedNamingTheProblem) {
 }
 
 TEST(HttpServer, AFullQueueIs503WithRetryAfter) {
-  test::ServerHarness h({.n_parallel = 1, .max_waiting = 0});
+  test::ServerHarness h({.n_parallel = 1, .max_waiting = 0, .n_ctx = 2048});
   h.ready();
-  const json request = {{"prompt", kPrompt}, {"max_tokens", 200}, {"temperature", 0}};
+  // Long enough to be running still when the second request comes.
+  const json request = {{"prompt", kPrompt}, {"max_tokens", 2000}, {"temperature", 0}};
   std::thread busy([&] { h.client().Post("/v1/completions", request.dump(), "application/json"); });
   while (h.metrics().gauges().busy_slots == 0) std::this_thread::sleep_for(5ms);
   auto refused = h.client().Post("/v1/completions", request.dump(), "application/json");

@@ -60,8 +60,9 @@ TEST(ServingLoop, ConcurrentGreedyJobsGetTheirTokensDecodedAlone) {
 }
 
 TEST(ServingLoop, ACancelledJobFreesItsCells) {
-  test::ServerHarness h({.n_parallel = 2, .start_http = false});
-  auto submitted = h.loop().submit(greedy_job(prompt_of(1, 20, h.model().config().n_vocab), 200));
+  // Long enough that it is still running when the cancellation arrives (the fixture makes ~10k tokens/s).
+  test::ServerHarness h({.n_parallel = 2, .start_http = false, .n_ctx = 2048});
+  auto submitted = h.loop().submit(greedy_job(prompt_of(1, 20, h.model().config().n_vocab), 2000));
   ASSERT_TRUE(submitted.channel);
   size_t seen = 0;
   while (seen < 3) seen += submitted.channel->wait(1000ms).tokens.size();
