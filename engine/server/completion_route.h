@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 
@@ -17,6 +18,8 @@ struct CompletionRoute {
   const ServedModel* served;
   const HttpOptions* options;
   std::atomic<uint64_t>* next_id;
+  // Held by a streamed or chunked reply until its last byte is written (HttpServer::wait_replies).
+  std::shared_ptr<void> reply_in_flight;
 };
 
 void answer_completion(const CompletionRoute& route, Endpoint endpoint, const httplib::Request& req,

@@ -4,6 +4,7 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <mutex>
 
 #include "engine/server/completion_route.h"
@@ -32,10 +33,32 @@ bool api_key_matches(std::string_view presented, const std::vector<std::string>&
 
 struct HttpServer::Impl {
   std::mutex mutex;
+  std::condition_variable replies_done;
+  int replies_in_flight = 0;
   std::atomic<bool> ready{false};
   ServedModel served;  // written once, before ready turns true
   std::atomic<uint64_t> next_id{1};
+
+  // A token the reply holds until its provider is destroyed, after its last byte.
+  std::shared_ptr<void> track_reply() {
+    {
+      const std::lock_guard lock(mutex);
+      ++replies_in_flight;
+    }
+    return std::shared_ptr<void>(nullptr, [this](void*) {
+      {
+        const std::lock_guard lock(mutex);
+        --replies_in_flight;
+      }
+      replies_done.notify_all();
+    });
+  }
 };
+
+bool HttpServer::wait_replies(std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock lock(impl_->mutex);
+  return impl_->replies_done.wait_until(lock, deadline, [&] { return impl_->replies_in_flight == 0; });
+}
 
 HttpServer::HttpServer(HttpOptions options, ServerMetrics& metrics)
     : options_(std::move(options)),
@@ -166,7 +189,7 @@ void HttpServer::add_routes() {
        {std::pair{"/v1/completions", Endpoint::completions}, std::pair{"/completions", Endpoint::completions},
         std::pair{"/v1/chat/completions", Endpoint::chat}, std::pair{"/chat/completions", Endpoint::chat}}) {
     server_->Post(path, [&impl, &options, endpoint](const httplib::Request& req, httplib::Response& res) {
-      answer_completion({&impl.served, &options, &impl.next_id}, endpoint, req, res);
+      answer_completion({&impl.served, &options, &impl.next_id, impl.track_reply()}, endpoint, req, res);
     });
   }
 

@@ -71,6 +71,9 @@ class HttpServer {
   void serve();
   // The model is ready: the routes answer from now on.
   void set_ready(ServedModel served);
+  // Waits until every streamed or chunked reply has been written to its end (a draining server stops only
+  // then, so that a finished request's last chunks and [DONE] reach the client); true when none is left.
+  bool wait_replies(std::chrono::steady_clock::time_point deadline);
   void stop();
 
  private:

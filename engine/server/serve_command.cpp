@@ -194,7 +194,8 @@ int serve(ServeFlags& flags) {
     fmt::print(stderr, "serve: {} received: draining\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     if (ServingLoop* loop = loop_for_signal.load()) {
       loop->drain();
-      if (!loop->wait_idle(std::chrono::steady_clock::now() + std::chrono::seconds(flags.drain_timeout_s))) {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(flags.drain_timeout_s);
+      if (!loop->wait_idle(deadline) || !http.wait_replies(deadline)) {
         fmt::print(stderr, "serve: requests still running after {} s: cancelled\n", flags.drain_timeout_s);
       }
     }
