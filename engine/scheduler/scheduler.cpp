@@ -50,6 +50,10 @@ Result<RequestId> Scheduler::submit(GenerationRequest request) {
   return *id;
 }
 
+bool Scheduler::is_end_token(int32_t token) const {
+  return std::find(end_tokens_.begin(), end_tokens_.end(), token) != end_tokens_.end();
+}
+
 Result<bool> Scheduler::cancel(RequestId id) {
   const SchedulerPlan::Cancelled cancelled = plan_.cancel(id);
   if (!cancelled.found) return false;
@@ -116,8 +120,7 @@ Status Scheduler::decode_and_sample(const Step& step) {
     chain.accept(*token);
     if (params_.on_logits) params_.on_logits(id, *token, *row);
     if (params_.on_token) params_.on_token(id, *token);
-    const bool end = std::find(end_tokens_.begin(), end_tokens_.end(), *token) != end_tokens_.end();
-    if (plan_.sampled(chunk.slot, *token, end)) {
+    if (plan_.sampled(chunk.slot, *token, is_end_token(*token))) {
       samplers_.erase(id);
       ignore_eos_.erase(id);
     }

@@ -88,6 +88,9 @@ class Scheduler {
   // The requests finished so far and not yet taken, in the order they finished.
   std::vector<GenerationResult> take_finished();
 
+  // Whether `token` ends a request (eos or one of SchedulerParams::end_tokens, when stop_at_eos).
+  bool is_end_token(int32_t token) const;
+
   const SchedulerStats& stats() const { return stats_; }
   const SchedulerPlan& plan() const { return plan_; }
 

@@ -19,6 +19,16 @@ void send_error(httplib::Response& res, int status, std::string_view message) {
   res.set_content(serialize(error_json(status, message, error_type_for(status))), "application/json");
 }
 
+Result<json> json_body(const httplib::Request& req) {
+  try {
+    json body = json::parse(req.body);
+    if (!body.is_object()) return fail("the request body must be a JSON object");
+    return body;
+  } catch (const json::parse_error& e) {
+    return fail("the body is not valid JSON: {}", e.what());
+  }
+}
+
 Result<std::string> render_chat(const ServedModel& served, std::span<const ChatMessage> messages,
                                 bool add_generation_prompt) {
   if (!served.chat_template) return fail("{}", served.chat_template_error);
@@ -49,8 +59,7 @@ struct Progress {
   bool want_logprobs = false;
   TextStream text;
   Usage usage;
-  std::vector<GeneratedToken> pending_logprobs;  // since the last chunk
-  std::vector<GeneratedToken> all_logprobs;      // non-streamed replies
+  std::vector<GeneratedToken> pending_logprobs;  // since the last chunk (a whole reply: all of them)
   size_t logprob_offset = 0;
   std::optional<FinishReason> reason;
   bool stopped_by_text = false;  // a stop string matched: the request still runs and must be cancelled
@@ -83,7 +92,6 @@ json take_logprobs(Progress& p, const Tokenizer& tokenizer) {
   if (!p.want_logprobs) return nullptr;
   json j = logprobs_json(p.header.endpoint, tokenizer, p.pending_logprobs, p.logprob_offset);
   for (const GeneratedToken& t : p.pending_logprobs) p.logprob_offset += tokenizer.token_to_piece(t.token).size();
-  p.all_logprobs.insert(p.all_logprobs.end(), p.pending_logprobs.begin(), p.pending_logprobs.end());
   p.pending_logprobs.clear();
   return j;
 }
@@ -155,12 +163,9 @@ bool whole_reply(const CompletionRoute& route, ServingLoop& loop, const std::sha
   }
   if (p.stopped_by_text) loop.cancel(channel);
   text += p.text.finish();
-  json body = p.reason == FinishReason::error
-                  ? error_json(500, p.error, "server_error")
-                  : completion_json(p.header, text, *p.reason, p.usage, take_logprobs(p, tokenizer));
-  if (p.reason != FinishReason::error && p.want_logprobs) {
-    body["choices"][0]["logprobs"] = logprobs_json(p.header.endpoint, tokenizer, p.all_logprobs, 0);
-  }
+  const json body = p.reason == FinishReason::error
+                        ? error_json(500, p.error, "server_error")
+                        : completion_json(p.header, text, *p.reason, p.usage, take_logprobs(p, tokenizer));
   const std::string out = serialize(body);
   sink.write(out.data(), out.size());
   sink.done();
@@ -177,13 +182,9 @@ RequestChannel::Update first_update(RequestChannel& channel) {
 }
 
 Result<CompletionRequest> parse_body(const ServedModel& served, Endpoint endpoint, const httplib::Request& req) {
-  json body;
-  try {
-    body = json::parse(req.body);
-  } catch (const json::parse_error& e) {
-    return fail("the body is not valid JSON: {}", e.what());
-  }
-  return parse_completion_request(body, endpoint, served.limits);
+  auto body = json_body(req);
+  if (!body) return body.error();
+  return parse_completion_request(*body, endpoint, served.limits);
 }
 
 }  // namespace

@@ -118,16 +118,6 @@ std::string presented_key(const httplib::Request& req) {
   return req.get_header_value("X-Api-Key");
 }
 
-Result<json> json_body(const httplib::Request& req) {
-  try {
-    json body = json::parse(req.body);
-    if (!body.is_object()) return fail("the request body must be a JSON object");
-    return body;
-  } catch (const json::parse_error& e) {
-    return fail("the body is not valid JSON: {}", e.what());
-  }
-}
-
 }  // namespace
 
 void HttpServer::add_routes() {

@@ -45,10 +45,10 @@ json completion_logprobs(const Tokenizer& tokenizer, const std::vector<Generated
   return {{"tokens", pieces}, {"token_logprobs", logprobs}, {"top_logprobs", tops}, {"text_offset", offsets}};
 }
 
-json base(const ResponseHeader& h, const char* completion_object, const char* chunk_object, bool chunk) {
+json base(const ResponseHeader& h, bool chunk) {
   const bool chat = h.endpoint == Endpoint::chat;
   return {{"id", h.id},
-          {"object", chat ? (chunk ? chunk_object : completion_object) : "text_completion"},
+          {"object", chat ? (chunk ? "chat.completion.chunk" : "chat.completion") : "text_completion"},
           {"created", h.created},
           {"model", h.model},
           {"system_fingerprint", "infertune"}};
@@ -70,7 +70,7 @@ json logprobs_json(Endpoint endpoint, const Tokenizer& tokenizer, const std::vec
 
 json completion_json(const ResponseHeader& h, const std::string& text, FinishReason reason, const Usage& usage,
                      json logprobs) {
-  json out = base(h, "chat.completion", "chat.completion.chunk", false);
+  json out = base(h, false);
   json choice = {{"index", 0}, {"logprobs", std::move(logprobs)}, {"finish_reason", finish_reason_name(reason)}};
   if (h.endpoint == Endpoint::chat) {
     choice["message"] = {{"role", "assistant"}, {"content", text}};
@@ -84,7 +84,7 @@ json completion_json(const ResponseHeader& h, const std::string& text, FinishRea
 
 json chunk_json(const ResponseHeader& h, const std::string& text, std::optional<FinishReason> reason, bool first,
                 json logprobs) {
-  json out = base(h, "chat.completion", "chat.completion.chunk", true);
+  json out = base(h, true);
   json choice = {{"index", 0},
                  {"logprobs", std::move(logprobs)},
                  {"finish_reason", reason ? json(finish_reason_name(*reason)) : json(nullptr)}};
@@ -101,7 +101,7 @@ json chunk_json(const ResponseHeader& h, const std::string& text, std::optional<
 }
 
 json usage_chunk_json(const ResponseHeader& h, const Usage& usage) {
-  json out = base(h, "chat.completion", "chat.completion.chunk", true);
+  json out = base(h, true);
   out["choices"] = json::array();
   out["usage"] = usage_json(usage);
   return out;

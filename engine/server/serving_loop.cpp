@@ -61,8 +61,6 @@ GeneratedToken token_logprobs(int32_t token, std::span<const float> logits, uint
 
 ServingLoop::ServingLoop(Context& ctx, SchedulerParams params, LoopLimits limits, ServerMetrics& metrics)
     : ctx_(&ctx), params_(std::move(params)), limits_(limits), metrics_(&metrics) {
-  end_tokens_ = params_.end_tokens;
-  if (const auto& eos = ctx.model().config().tokens.eos) end_tokens_.push_back(static_cast<int32_t>(*eos));
   params_.on_token = nullptr;
   params_.on_logits = [this](RequestId id, int32_t token, std::span<const float> logits) {
     on_sampled(id, token, logits);
@@ -204,7 +202,7 @@ void ServingLoop::on_sampled(RequestId id, int32_t token, std::span<const float>
   RequestChannel& channel = *it->second;
   const auto top = top_logprobs_[id];
   GeneratedToken t = top ? token_logprobs(token, logits, *top) : GeneratedToken{.token = token, .top = {}};
-  t.end_of_generation = std::find(end_tokens_.begin(), end_tokens_.end(), token) != end_tokens_.end();
+  t.end_of_generation = scheduler_->is_end_token(token);
   const auto now = Clock::now();
   const double since = std::chrono::duration<double>(now - channel.last_token_).count();
   if (channel.first_token_sent_) {
@@ -228,8 +226,7 @@ void ServingLoop::step() {
   for (GenerationResult& r : scheduler_->take_finished()) {
     const auto it = active_.find(r.id);
     if (it == active_.end()) continue;
-    const bool ended =
-        !r.tokens.empty() && std::find(end_tokens_.begin(), end_tokens_.end(), r.tokens.back()) != end_tokens_.end();
+    const bool ended = !r.tokens.empty() && scheduler_->is_end_token(r.tokens.back());
     it->second->finish(ended ? FinishReason::stop : FinishReason::length);
     top_logprobs_.erase(r.id);
     active_.erase(it);

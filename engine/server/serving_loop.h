@@ -124,7 +124,6 @@ class ServingLoop {
   std::optional<Scheduler> scheduler_;
   std::unordered_map<RequestId, std::shared_ptr<RequestChannel>> active_;  // loop thread only
   std::unordered_map<RequestId, std::optional<uint32_t>> top_logprobs_;    // loop thread only
-  std::vector<int32_t> end_tokens_;
   uint64_t reused_seen_ = 0;
 
   std::mutex mutex_;

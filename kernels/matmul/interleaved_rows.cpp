@@ -260,6 +260,21 @@ Status interleave_rows(GgmlType type, std::span<const std::byte> rows, size_t n_
   return interleave_rows(type, rows, n_rows, n_cols, out, 0, n_rows / kInterleavedRows);
 }
 
+namespace {
+
+// Row `row`'s file bytes (row_bytes of them) from interleaved weights whose shape was checked.
+void copy_row_of_lane(const InterleavedFormat& f, const std::byte* interleaved, size_t row_bytes, size_t row,
+                      std::byte* out) {
+  const auto* group =
+      reinterpret_cast<const uint8_t*>(interleaved) + row / kInterleavedRows * kInterleavedRows * row_bytes;
+  auto* dst = reinterpret_cast<uint8_t*>(out);
+  for (size_t b = 0; b < row_bytes / f.block_bytes; ++b) {
+    f.block_of_lane(group + b * kInterleavedRows * f.block_bytes, row % kInterleavedRows, dst + b * f.block_bytes);
+  }
+}
+
+}  // namespace
+
 Status row_of_interleaved(GgmlType type, std::span<const std::byte> interleaved, size_t n_rows, size_t n_cols,
                           size_t row, std::span<std::byte> out) {
   if (Status s = check_shape(type, interleaved.size(), n_rows, n_cols); !s) return s;
@@ -268,13 +283,7 @@ Status row_of_interleaved(GgmlType type, std::span<const std::byte> interleaved,
   const size_t row_bytes = interleaved.size() / n_rows;
   if (out.size() != row_bytes)
     return fail("interleaved row: {} bytes of output for a row of {} bytes", out.size(), row_bytes);
-  const InterleavedFormat& f = *interleaved_format(type);
-  const auto* group =
-      reinterpret_cast<const uint8_t*>(interleaved.data()) + row / kInterleavedRows * kInterleavedRows * row_bytes;
-  auto* dst = reinterpret_cast<uint8_t*>(out.data());
-  for (size_t b = 0; b < row_bytes / f.block_bytes; ++b) {
-    f.block_of_lane(group + b * kInterleavedRows * f.block_bytes, row % kInterleavedRows, dst + b * f.block_bytes);
-  }
+  copy_row_of_lane(*interleaved_format(type), interleaved.data(), row_bytes, row, out.data());
   return {};
 }
 
@@ -284,12 +293,10 @@ Status deinterleave_rows(GgmlType type, std::span<const std::byte> interleaved, 
   if (rows.size() != interleaved.size()) {
     return fail("deinterleave: {} bytes of output for {} bytes", rows.size(), interleaved.size());
   }
+  const InterleavedFormat& f = *interleaved_format(type);
   const size_t row_bytes = rows.size() / n_rows;
   for (size_t row = 0; row < n_rows; ++row) {
-    if (Status s = row_of_interleaved(type, interleaved, n_rows, n_cols, row, rows.subspan(row * row_bytes, row_bytes));
-        !s) {
-      return s;
-    }
+    copy_row_of_lane(f, interleaved.data(), row_bytes, row, rows.data() + row * row_bytes);
   }
   return {};
 }
