@@ -151,6 +151,127 @@ void interleave_q6k_block(const uint8_t* const (&blocks)[kInterleavedRows], uint
   }
 }
 
+// ---- Q2_K, Q3_K and IQ4_XS: codes and scales moved one at a time -----------------------------------------
+// Their interleaved blocks are written by taking each value's code and each sub-block's scale from the file block
+// and putting it at its place in the group (and back), through a bit-field accessor per place.
+
+// `bits` bits at bit `shift` of byte p[at].
+uint8_t get_bits(const uint8_t* p, size_t at, int shift, int bits) {
+  return static_cast<uint8_t>((p[at] >> shift) & ((1 << bits) - 1));
+}
+// The same field set in a byte whose field starts zeroed.
+void put_bits(uint8_t* p, size_t at, int shift, uint8_t value) { p[at] = static_cast<uint8_t>(p[at] | value << shift); }
+
+// Q2_K (84 bytes: scales[16], qs[64], f16 d, f16 dmin) and Q3_K's low 2 bits (qs[64] at 32): value v's 2 bits at
+// bit 2k of qs[32h + l], h = v / 128, k = v % 128 / 32, l = v % 32.
+size_t q2k_code_byte(int v) { return static_cast<size_t>(32 * (v / 128) + v % 32); }
+int q2k_code_shift(int v) { return 2 * (v % 128 / 32); }
+
+// The interleaved places of a 16-value sub-block format's 2-bit codes: value 16j + 4i + b of row r at bits 2i of
+// byte `codes + 32j + 4r + b`.
+size_t lane_2bit_byte(size_t codes, int v, size_t r) {
+  return codes + 32 * static_cast<size_t>(v / 16) + 4 * r + static_cast<size_t>(v % 4);
+}
+int lane_2bit_shift(int v) { return 2 * (v % 16 / 4); }
+
+// Q3_K's third code bit: file bit 4h + k of hmask[l] (h, k, l as for the low bits); interleaved bit
+// 4 (j % 2) + i of byte kQ3KInterleavedHighBits + 32 (j / 2) + 4r + b.
+int q3k_high_shift(int v) { return 4 * (v / 128) + v % 128 / 32; }
+size_t q3k_lane_high_byte(int v, size_t r) {
+  return kQ3KInterleavedHighBits + 32 * static_cast<size_t>(v / 32) + 4 * r + static_cast<size_t>(v % 4);
+}
+int q3k_lane_high_shift(int v) { return 4 * (v / 16 % 2) + v % 16 / 4; }
+
+// Q3_K's 6-bit scale j (biased by 32) in the file: the low 4 bits in nibble j / 8 of scales[j % 8], the top 2
+// at bits 2 (j / 4) of scales[8 + j % 4] (scales at byte 96).
+uint8_t q3k_file_scale(const uint8_t* w, int j) {
+  return static_cast<uint8_t>(get_bits(w, 96 + static_cast<size_t>(j % 8), 4 * (j / 8), 4) |
+                              get_bits(w, 96 + 8 + static_cast<size_t>(j % 4), 2 * (j / 4), 2) << 4);
+}
+void set_q3k_file_scale(uint8_t* w, int j, uint8_t s) {
+  put_bits(w, 96 + static_cast<size_t>(j % 8), 4 * (j / 8), s & 15);
+  put_bits(w, 96 + 8 + static_cast<size_t>(j % 4), 2 * (j / 4), s >> 4);
+}
+
+// A 6-bit scale at slot k of n_slots interleaved slots: its low 4 bits in nibble k / (n_slots / 2) of low-nibble
+// byte k % (n_slots / 2), its top 2 bits at bits 2 (k / (n_slots / 4)) of top-bit byte k % (n_slots / 4).
+struct SixBitSlots {
+  size_t low, top;
+  int n_slots;
+  uint8_t get(const uint8_t* gb, int k) const {
+    const int half = n_slots / 2, quarter = n_slots / 4;
+    return static_cast<uint8_t>(get_bits(gb, low + static_cast<size_t>(k % half), 4 * (k / half), 4) |
+                                get_bits(gb, top + static_cast<size_t>(k % quarter), 2 * (k / quarter), 2) << 4);
+  }
+  void put(uint8_t* gb, int k, uint8_t s) const {
+    const int half = n_slots / 2, quarter = n_slots / 4;
+    put_bits(gb, low + static_cast<size_t>(k % half), 4 * (k / half), s & 15);
+    put_bits(gb, top + static_cast<size_t>(k % quarter), 2 * (k / quarter), s >> 4);
+  }
+};
+constexpr SixBitSlots kQ3KSlots{kQ3KInterleavedScaleLow, kQ3KInterleavedScaleTop, 128};
+constexpr SixBitSlots kIq4XsSlots{kIq4XsInterleavedScaleLow, kIq4XsInterleavedScaleTop, 64};
+
+void interleave_q2k_block(const uint8_t* const (&blocks)[kInterleavedRows], uint8_t* out) {
+  std::memset(out, 0, kQ2KInterleavedBlockBytes);
+  for (size_t r = 0; r < kInterleavedRows; ++r) {
+    const uint8_t* w = blocks[r];
+    std::memcpy(out + 2 * r, w + 80, 2);
+    std::memcpy(out + 16 + 2 * r, w + 82, 2);
+    for (int j = 0; j < 16; ++j) out[32 + interleaved_scale_slot(j, static_cast<int>(r))] = w[j];
+    for (int v = 0; v < 256; ++v) {
+      put_bits(out, lane_2bit_byte(kQ2KInterleavedCodes, v, r), lane_2bit_shift(v),
+               get_bits(w, 16 + q2k_code_byte(v), q2k_code_shift(v), 2));
+    }
+  }
+}
+
+void interleave_q3k_block(const uint8_t* const (&blocks)[kInterleavedRows], uint8_t* out) {
+  std::memset(out, 0, kQ3KInterleavedBlockBytes);
+  for (size_t r = 0; r < kInterleavedRows; ++r) {
+    const uint8_t* w = blocks[r];
+    std::memcpy(out + 2 * r, w + 108, 2);
+    for (int j = 0; j < 16; ++j)
+      kQ3KSlots.put(out, interleaved_scale_slot(j, static_cast<int>(r)), q3k_file_scale(w, j));
+    for (int v = 0; v < 256; ++v) {
+      put_bits(out, lane_2bit_byte(kQ3KInterleavedLowBits, v, r), lane_2bit_shift(v),
+               get_bits(w, 32 + q2k_code_byte(v), q2k_code_shift(v), 2));
+      put_bits(out, q3k_lane_high_byte(v, r), q3k_lane_high_shift(v),
+               get_bits(w, static_cast<size_t>(v % 32), q3k_high_shift(v), 1));
+    }
+  }
+}
+
+// IQ4_XS (136 bytes: f16 d, u16 scales_h, scales_l[4], qs[128]): value 32j + 16n + l is nibble n of qs[16j + l];
+// interleaved, value 32j + 8i + 4n + b of row r is nibble n of byte 64 + 128j + 32i + 4r + b (as Q4_K's codes).
+size_t iq4xs_file_byte(int v) { return 8 + static_cast<size_t>(16 * (v / 32) + v % 16); }
+int iq4xs_file_shift(int v) { return 4 * (v % 32 / 16); }
+size_t iq4xs_lane_byte(int v, size_t r) {
+  return kIq4XsInterleavedCodes + 128 * static_cast<size_t>(v / 32) + 32 * static_cast<size_t>(v % 32 / 8) + 4 * r +
+         static_cast<size_t>(v % 4);
+}
+int iq4xs_lane_shift(int v) { return 4 * (v % 8 / 4); }
+// The 6-bit scale of sub-block j in the file: low 4 bits in nibble j % 2 of scales_l[j / 2], top 2 at bits 2j of
+// scales_h.
+uint8_t iq4xs_file_scale(const uint8_t* w, int j) {
+  return static_cast<uint8_t>(get_bits(w, 4 + static_cast<size_t>(j / 2), 4 * (j % 2), 4) |
+                              get_bits(w, 2 + static_cast<size_t>(j / 4), 2 * (j % 4), 2) << 4);
+}
+
+void interleave_iq4xs_block(const uint8_t* const (&blocks)[kInterleavedRows], uint8_t* out) {
+  std::memset(out, 0, kIq4XsInterleavedBlockBytes);
+  for (size_t r = 0; r < kInterleavedRows; ++r) {
+    const uint8_t* w = blocks[r];
+    std::memcpy(out + 2 * r, w, 2);
+    for (int j = 0; j < 8; ++j)
+      kIq4XsSlots.put(out, interleaved_scale_slot(j, static_cast<int>(r)), iq4xs_file_scale(w, j));
+    for (int v = 0; v < 256; ++v) {
+      put_bits(out, iq4xs_lane_byte(v, r), iq4xs_lane_shift(v),
+               get_bits(w, iq4xs_file_byte(v), iq4xs_file_shift(v), 4));
+    }
+  }
+}
+
 // One format's block sizes and its two directions.
 struct InterleavedFormat {
   size_t block_bytes;  // one row's block in the file
@@ -163,10 +284,16 @@ const InterleavedFormat* interleaved_format(GgmlType type) {
   static constexpr InterleavedFormat kQ4_0{18, interleave_q4_0_block, q4_0_block_of_lane};
   static constexpr InterleavedFormat kQ6K{210, interleave_q6k_block, q6k_block_of_lane};
   static constexpr InterleavedFormat kQ8_0{34, interleave_q8_0_block, q8_0_block_of_lane};
+  static constexpr InterleavedFormat kQ2K{84, interleave_q2k_block, q2k_block_of_lane};
+  static constexpr InterleavedFormat kQ3K{110, interleave_q3k_block, q3k_block_of_lane};
+  static constexpr InterleavedFormat kIq4Xs{136, interleave_iq4xs_block, iq4xs_block_of_lane};
   if (type == GgmlType::Q4_K) return &kQ4K;
   if (type == GgmlType::Q6_K) return &kQ6K;
   if (type == GgmlType::Q8_0) return &kQ8_0;
   if (type == GgmlType::Q4_0) return &kQ4_0;
+  if (type == GgmlType::Q2_K) return &kQ2K;
+  if (type == GgmlType::Q3_K) return &kQ3K;
+  if (type == GgmlType::IQ4_XS) return &kIq4Xs;
   return nullptr;
 }
 
@@ -230,6 +357,45 @@ void q6k_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block) 
       set_q6k_code(block, 16 * j + 8 + b, static_cast<uint8_t>((low23 & 15) | ((high >> 4) & 3) << 4));
       set_q6k_code(block, 16 * j + 12 + b, static_cast<uint8_t>((low23 >> 4) | ((high >> 6) & 3) << 4));
     }
+  }
+}
+
+void q2k_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block) {
+  std::memset(block, 0, 84);
+  std::memcpy(block + 80, group_block + 2 * lane, 2);
+  std::memcpy(block + 82, group_block + 16 + 2 * lane, 2);
+  for (int j = 0; j < 16; ++j) block[j] = group_block[32 + interleaved_scale_slot(j, static_cast<int>(lane))];
+  for (int v = 0; v < 256; ++v) {
+    put_bits(block, 16 + q2k_code_byte(v), q2k_code_shift(v),
+             get_bits(group_block, lane_2bit_byte(kQ2KInterleavedCodes, v, lane), lane_2bit_shift(v), 2));
+  }
+}
+
+void q3k_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block) {
+  std::memset(block, 0, 110);
+  std::memcpy(block + 108, group_block + 2 * lane, 2);
+  for (int j = 0; j < 16; ++j) {
+    set_q3k_file_scale(block, j, kQ3KSlots.get(group_block, interleaved_scale_slot(j, static_cast<int>(lane))));
+  }
+  for (int v = 0; v < 256; ++v) {
+    put_bits(block, 32 + q2k_code_byte(v), q2k_code_shift(v),
+             get_bits(group_block, lane_2bit_byte(kQ3KInterleavedLowBits, v, lane), lane_2bit_shift(v), 2));
+    put_bits(block, static_cast<size_t>(v % 32), q3k_high_shift(v),
+             get_bits(group_block, q3k_lane_high_byte(v, lane), q3k_lane_high_shift(v), 1));
+  }
+}
+
+void iq4xs_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block) {
+  std::memset(block, 0, 136);
+  std::memcpy(block, group_block + 2 * lane, 2);
+  for (int j = 0; j < 8; ++j) {
+    const uint8_t s = kIq4XsSlots.get(group_block, interleaved_scale_slot(j, static_cast<int>(lane)));
+    put_bits(block, 4 + static_cast<size_t>(j / 2), 4 * (j % 2), s & 15);
+    put_bits(block, 2 + static_cast<size_t>(j / 4), 2 * (j % 4), s >> 4);
+  }
+  for (int v = 0; v < 256; ++v) {
+    put_bits(block, iq4xs_file_byte(v), iq4xs_file_shift(v),
+             get_bits(group_block, iq4xs_lane_byte(v, lane), iq4xs_lane_shift(v), 4));
   }
 }
 

@@ -27,6 +27,22 @@
 //   [0, 16)      d of rows 0-7 (f16)
 //   [16, 144)    codes: 32 bytes for each quarter i (0-3), at 16 + 32 i; bytes 4r..4r+3 are row r's: byte b
 //                holds value 8i + b in its low nibble, 8i + 4 + b in its high nibble
+//
+// The 16-value sub-block formats keep 2-bit codes one vector per sub-block j (32 bytes at `codes` + 32 j): bytes
+// 4r..4r+3 are row r's, byte b holds value 16j + 4i + b at bits 2i (i = 0-3). Scales sit at
+// k = interleaved_scale_slot(j, r); 6-bit ones are split into low nibbles (slots k and k + n/2 in one byte, the
+// second in the high nibble) and top bits (slots k, k + n/4, k + n/2, k + 3n/4 at bits 0, 2, 4, 6 of one byte).
+//
+// Q2_K, per group of 8 rows and super-block (672 bytes = 8 x 84):
+//   [0, 16) d, [16, 32) dmin of rows 0-7 (f16); [32, 160) the file's scale bytes (low nibble scale, high nibble
+//   min) at their slots; [160, 672) the codes
+// Q3_K (880 bytes = 8 x 110):
+//   [0, 16) d; [16, 80) low nibbles and [80, 112) top bits of the 128 6-bit scales (biased by 32); [112, 624)
+//   the codes' low 2 bits; [624, 880) their third bits: 32 bytes per sub-block pair (2p, 2p + 1), bytes 4r..4r+3
+//   row r's, byte b holding value 16j + 4i + b at bit 4 (j % 2) + i
+// IQ4_XS (1088 bytes = 8 x 136):
+//   [0, 16) d; [16, 48) low nibbles and [48, 64) top bits of the 64 6-bit scales (biased by 32); [64, 1088) the
+//   4-bit codebook indices, placed as Q4_K's codes
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -46,6 +62,14 @@ inline constexpr size_t kQ4KInterleavedBlockBytes = 8 * 144;
 inline constexpr size_t kQ4_0InterleavedBlockBytes = 8 * 18;
 inline constexpr size_t kQ6KInterleavedBlockBytes = 8 * 210;
 inline constexpr size_t kQ8_0InterleavedBlockBytes = 8 * 34;
+inline constexpr size_t kQ2KInterleavedBlockBytes = 8 * 84;
+inline constexpr size_t kQ3KInterleavedBlockBytes = 8 * 110;
+inline constexpr size_t kIq4XsInterleavedBlockBytes = 8 * 136;
+// Byte offsets inside the interleaved super-blocks of Q2_K, Q3_K and IQ4_XS (the layouts above).
+inline constexpr size_t kQ2KInterleavedCodes = 160;
+inline constexpr size_t kQ3KInterleavedScaleLow = 16, kQ3KInterleavedScaleTop = 80, kQ3KInterleavedLowBits = 112,
+                        kQ3KInterleavedHighBits = 624;
+inline constexpr size_t kIq4XsInterleavedScaleLow = 16, kIq4XsInterleavedScaleTop = 48, kIq4XsInterleavedCodes = 64;
 
 // Whether weights of `type` have an interleaved layout.
 bool has_interleaved_layout(GgmlType type);
@@ -69,6 +93,9 @@ void q4k_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block);
 void q4_0_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block);
 void q6k_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block);
 void q8_0_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block);
+void q2k_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block);
+void q3k_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block);
+void iq4xs_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block);
 
 // Row `row` in the file's layout (out: its row bytes) from interleaved weights of n_rows x n_cols: what the
 // embedding lookup reads when a tied output projection was repacked.

@@ -1,4 +1,4 @@
-// Weights interleaved at load (kernels/matmul/interleaved_rows.h), Q4_K, Q6_K, Q4_0 and Q8_0:
+// Weights interleaved at load (kernels/matmul/interleaved_rows.h), Q4_K, Q6_K, Q4_0, Q8_0, Q2_K, Q3_K and IQ4_XS:
 //  - the layout round-trips to the file's bytes, block by block and whole matrices, and keeps each group of 8
 //    rows at its place;
 //  - bad shapes are errors that name the type and the sizes;
@@ -193,7 +193,8 @@ TEST_P(InterleavedTypes, KernelsGiveTheSameBitsAsFromTheFileLayout) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, InterleavedTypes,
-                         ::testing::Values(GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::Q4_0, GgmlType::Q8_0),
+                         ::testing::Values(GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::Q4_0, GgmlType::Q8_0,
+                                           GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::IQ4_XS),
                          [](const auto& info) { return std::string(ggml_type_name(info.param)); });
 
 TEST(InterleavedRows, Q4_0LanesRebuildTheirBlocks) {

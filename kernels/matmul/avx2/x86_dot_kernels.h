@@ -506,7 +506,7 @@ void matmul_q8_act(const MatmulProblem& p, size_t row_begin, size_t row_end) {
   if (row_begin >= row_end || p.n_tokens == 0) return;
   const QuantizedActivations& a = problem_activations(p);
   if (a.has_panels()) return matmul_tiled<Isa, Q8Tiles<Isa, F>>(p, a, row_begin, row_end);
-  if constexpr (kInterleaves<F>) {
+  if constexpr (kInterleaves<Isa, F>) {
     if (p.layout == WeightLayout::interleaved8) return matvec_q8_interleaved<Isa, F>(p, a, row_begin, row_end);
   }
   matvec_q8<Isa, F>(p, a, row_begin, row_end);
@@ -517,7 +517,7 @@ void matmul_q8k_act(const MatmulProblem& p, size_t row_begin, size_t row_end) {
   if (row_begin >= row_end || p.n_tokens == 0) return;
   const QuantizedActivations& a = problem_activations(p);
   if (a.has_panels()) return matmul_tiled<Isa, Q8kTiles<Isa, F>>(p, a, row_begin, row_end);
-  if constexpr (kInterleaves<F>) {
+  if constexpr (kInterleaves<Isa, F>) {
     if (p.layout == WeightLayout::interleaved8) return matvec_k_interleaved<Isa, F>(p, a, row_begin, row_end);
   }
   matvec_q8k<Isa, F>(p, a, row_begin, row_end);
@@ -544,9 +544,9 @@ constexpr TypedKernel kIsaKernels[] = {
     {GgmlType::Q4_1, matmul_q8_act<Isa, Q4_1Format>},
     {GgmlType::Q5_1, matmul_q8_act<Isa, Q5_1Format>},
     {GgmlType::IQ4_NL, matmul_q8_act<Isa, Iq4NlFormat>},
-    {GgmlType::IQ4_XS, matmul_q8k_act<Isa, Iq4XsFormat>},
-    {GgmlType::Q2_K, matmul_q8k_act<Isa, Q2KFormat>},
-    {GgmlType::Q3_K, matmul_q8k_act<Isa, Q3KFormat>},
+    {GgmlType::IQ4_XS, matmul_q8k_act<Isa, Iq4XsFormat>, kInterleaves<Isa, Iq4XsFormat>},
+    {GgmlType::Q2_K, matmul_q8k_act<Isa, Q2KFormat>, true},
+    {GgmlType::Q3_K, matmul_q8k_act<Isa, Q3KFormat>, true},
 };
 
 }  // namespace

@@ -1,5 +1,5 @@
 #pragma once
-// The matrix-vector kernels of Q4_K, Q6_K, Q4_0 and Q8_0 weights in the interleaved layout
+// The matrix-vector kernels of Q4_K, Q6_K, Q2_K, Q3_K, IQ4_XS, Q4_0 and Q8_0 weights in the interleaved layout
 // (kernels/matmul/interleaved_rows.h): each group of 8 rows is one contiguous run, its codes side by side in 32-bit
 // lanes (lane r = row r), so a vector of 4 activation codes broadcast to every lane multiplies 8 rows at once and no
 // row sums are reduced across lanes. The maddubs pair sums of a sub-block are added in int16 as far as they are exact
@@ -30,10 +30,14 @@ namespace {
 
 using kquant::BlockQ8K;
 
-// The formats with an interleaved layout (kernels/matmul/interleaved_rows.h).
-template <class F>
+// The formats whose kernels read the interleaved layout (kernels/matmul/interleaved_rows.h). IQ4_XS only with
+// VNNI: its codebook values are signed, and without a non-saturating byte dot the sub-block sums cannot be added in
+// int16 as the other formats' are.
+template <class Isa, class F>
 inline constexpr bool kInterleaves = std::is_same_v<F, Q4KFormat> || std::is_same_v<F, Q6KFormat> ||
-                                     std::is_same_v<F, Q4_0Format> || std::is_same_v<F, Q8_0Format>;
+                                     std::is_same_v<F, Q4_0Format> || std::is_same_v<F, Q8_0Format> ||
+                                     std::is_same_v<F, Q2KFormat> || std::is_same_v<F, Q3KFormat> ||
+                                     (std::is_same_v<F, Iq4XsFormat> && Isa::kWideUnsigned);
 
 // A shuffle mask that fills, in every 128-bit lane, byte k of 32-bit lane q with byte from[k] + q of the lane
 // (zero where from[k] < 0): e.g. {a, -1, b, -1} makes the int16 pair (byte a + q, byte b + q) zero-extended,
@@ -290,13 +294,189 @@ inline __m256i q6k_interleaved_sums(const uint8_t* gb, const BlockQ8K& x, const 
   return _mm256_sub_epi32(I, _mm256_slli_epi32(offsets, 5));
 }
 
-// Q4_K and Q6_K: y[t][r] for rows [row_begin, row_end) and every token. Per super-block acc = fma(float(I), d dx,
-// acc), then for Q4_K acc = fma(float(M), -dmin dx, acc), as the file layout's kernels compute it.
+// ---- Q2_K, Q3_K and IQ4_XS ---------------------------------------------------------------------------
+
+// The 2-bit codes of one 16-value sub-block vector: word r of q[i] = row r's values 16j + 4i..16j + 4i + 3.
+inline void two_bit_codes(__m256i v, __m256i (&q)[4]) {
+  const __m256i three = _mm256_set1_epi8(3);
+  q[0] = _mm256_and_si256(v, three);
+  q[1] = _mm256_and_si256(_mm256_srli_epi16(v, 2), three);
+  q[2] = _mm256_and_si256(_mm256_srli_epi16(v, 4), three);
+  q[3] = _mm256_and_si256(_mm256_srli_epi16(v, 6), three);
+}
+
+// Bit `from` of every byte of v moved to bit `to`, the other bits cleared (the shift is in 16-bit lanes; what crosses
+// into a neighbour byte lands outside the mask).
+inline __m256i move_bit(__m256i v, int from, int to) {
+  const __m256i mask = _mm256_set1_epi8(static_cast<char>(1 << to));
+  if (from > to) return _mm256_and_si256(_mm256_srli_epi16(v, from - to), mask);
+  return _mm256_and_si256(_mm256_slli_epi16(v, to - from), mask);
+}
+
+// Q3_K's codes (0..7) of sub-block j, as two_bit_codes gives them: the third bit of value 16j + 4i + b at bit
+// 4 (j % 2) + i of the sub-block pair's vector.
+inline void q3k_sub_block_codes(const uint8_t* gb, int j, __m256i (&q)[4]) {
+  two_bit_codes(load256(gb + kQ3KInterleavedLowBits + 32 * j), q);
+  const __m256i high = load256(gb + kQ3KInterleavedHighBits + 32 * (j / 2));
+  for (int i = 0; i < 4; ++i) q[i] = _mm256_or_si256(q[i], move_bit(high, 4 * (j % 2) + i, 2));
+}
+
+// 32 six-bit scales, bytes in interleaved_scale_slot order, from their low nibbles (nibble `nibble` of `low`) and top
+// bits (bits `shift`, `shift` + 1 of `top`), minus 32: signed bytes.
+inline __m256i six_bit_scales(__m256i low, int nibble, __m256i top, __m256i shift) {
+  const __m256i low4 = _mm256_set1_epi8(0x0F), three = _mm256_set1_epi8(3);
+  const __m256i l = _mm256_and_si256(nibble == 0 ? low : _mm256_srli_epi16(low, 4), low4);
+  const __m256i t = _mm256_and_si256(_mm256_srlv_epi32(top, shift), three);
+  return _mm256_sub_epi8(_mm256_or_si256(l, _mm256_slli_epi16(t, 4)), _mm256_set1_epi8(32));
+}
+
+// Q3_K's signed scales of sub-blocks 4v..4v+3 of the 8 rows (slots 32v..32v+31).
+inline __m256i q3k_scales(const uint8_t* gb, int v) {
+  return six_bit_scales(load256(gb + kQ3KInterleavedScaleLow + 32 * (v % 2)), v / 2,
+                        load256(gb + kQ3KInterleavedScaleTop), _mm256_set1_epi32(2 * v));
+}
+
+// IQ4_XS's signed scales of sub-blocks 4v..4v+3 (slots 32v..32v+31): top bits of slot k at bits 2 (k / 16) of
+// byte k % 16, so the upper 128-bit lane shifts 2 more.
+inline __m256i iq4xs_scales(const uint8_t* gb, int v) {
+  const __m256i top = _mm256_broadcastsi128_si256(load128(gb + kIq4XsInterleavedScaleTop));
+  const int s = 4 * v;
+  return six_bit_scales(load256(gb + kIq4XsInterleavedScaleLow), v, top,
+                        _mm256_setr_epi32(s, s, s, s, s + 2, s + 2, s + 2, s + 2));
+}
+
+// One interleaved Q2_K super-block against x: lane r of I = sum_j s_j (codes_j . x_j), of M = sum_j m_j S16_j,
+// as Q2KFormat::sums makes them (the scale bytes: s_j low nibble, m_j high).
+template <class Isa>
+inline void q2k_interleaved_sums(const uint8_t* gb, const BlockQ8K& x, const Q4KLaneMasks<Isa>& masks, __m256i& I,
+                                 __m256i& M) {
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  I = _mm256_setzero_si256();
+  M = _mm256_setzero_si256();
+  for (int v = 0; v < 4; ++v) {
+    const __m256i packed = load256(gb + 32 + 32 * v);
+    const __m256i scales = _mm256_and_si256(packed, low4);
+    const __m256i mins = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low4);
+#pragma GCC unroll 4
+    for (int m = 0; m < 4; ++m) {
+      const int j = 4 * v + m;
+      __m256i q[4];
+      two_bit_codes(load256(gb + kQ2KInterleavedCodes + 32 * j), q);
+      const auto* xq = reinterpret_cast<const uint8_t*>(x.qs + 16 * j);
+      SubBlockDots<Isa> dots;  // codes of at most 3: 4 maddubs pairs fit an int16
+      for (int i = 0; i < 4; ++i) dots.add(q[i], _mm256_set1_epi32(static_cast<int>(u32_at(xq + 4 * i))));
+      I = _mm256_add_epi32(I, dots.scaled(_mm256_shuffle_epi8(scales, masks.scale[m])));
+    }
+    for (int k = 0; k < 2; ++k) {
+      const auto* sums = reinterpret_cast<const uint8_t*>(x.bsums + 4 * v + 2 * k);
+      const __m256i x_pair = _mm256_set1_epi32(static_cast<int>(u32_at(sums)));
+      M = _mm256_add_epi32(M, _mm256_madd_epi16(_mm256_shuffle_epi8(mins, masks.min[k]), x_pair));
+    }
+  }
+}
+
+// One interleaved Q3_K super-block against x: lane r = sum_j s_j (codes_j . x_j - 4 S16_j), the I of
+// Q3KFormat::sums (codes of at most 7: 4 maddubs pairs fit an int16).
+template <class Isa>
+inline __m256i q3k_interleaved_sums(const uint8_t* gb, const BlockQ8K& x, const Q6KLaneMasks<Isa>& masks) {
+  __m256i I = _mm256_setzero_si256(), offsets = _mm256_setzero_si256();
+  for (int v = 0; v < 4; ++v) {
+    const __m256i scales = q3k_scales(gb, v);
+#pragma GCC unroll 4
+    for (int m = 0; m < 4; ++m) {
+      const int j = 4 * v + m;
+      __m256i q[4];
+      q3k_sub_block_codes(gb, j, q);
+      const auto* xq = reinterpret_cast<const uint8_t*>(x.qs + 16 * j);
+      SubBlockDots<Isa> dots;
+      for (int i = 0; i < 4; ++i) dots.add(q[i], _mm256_set1_epi32(static_cast<int>(u32_at(xq + 4 * i))));
+      I = _mm256_add_epi32(I, dots.scaled(masks.pick_scale(scales, m)));
+    }
+    for (int k = 0; k < 2; ++k) {
+      const auto* sums = reinterpret_cast<const uint8_t*>(x.bsums + 4 * v + 2 * k);
+      const __m256i x_pair = _mm256_set1_epi32(static_cast<int>(u32_at(sums)));
+      offsets = _mm256_add_epi32(offsets, _mm256_madd_epi16(Q6KLaneMasks<Isa>::pick16(scales, masks.pair[k]), x_pair));
+    }
+  }
+  return _mm256_sub_epi32(I, _mm256_slli_epi32(offsets, 2));
+}
+
+// The activation's 32-value sums as int16 pairs (X_2k, X_2k+1) at 32-bit elements 0, 1, 4, 5 (k = 0-3).
+inline __m256i sub_block_sum_pairs(const BlockQ8K& x) {
+  const __m256i sums32 = _mm256_madd_epi16(load256(x.bsums), _mm256_set1_epi16(1));
+  return _mm256_packs_epi32(sums32, sums32);
+}
+
+// One interleaved IQ4_XS super-block against x (VNNI only): lane r = sum_j s_j (values_j . x_j), the I of
+// Iq4XsFormat::sums. The codebook values are looked up + 128 (unsigned for VPDPBUSD) and the 128 taken back as
+// 128 sum_j s_j X_j, exact integers either way.
+template <class Isa>
+inline __m256i iq4xs_interleaved_sums(const uint8_t* gb, const BlockQ8K& x, const Q6KLaneMasks<Isa>& masks,
+                                      __m256i table) {
+  static_assert(Isa::kWideUnsigned);
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  const __m256i x_pairs = sub_block_sum_pairs(x);
+  const int element[4] = {0, 1, 4, 5};
+  __m256i I = _mm256_setzero_si256(), offsets = _mm256_setzero_si256();
+  for (int v = 0; v < 2; ++v) {
+    const __m256i scales = iq4xs_scales(gb, v);
+#pragma GCC unroll 4
+    for (int m = 0; m < 4; ++m) {
+      const int j = 4 * v + m;
+      SubBlockDots<Isa> dots;
+      for (int i = 0; i < 4; ++i) {
+        const __m256i q = load256(gb + kIq4XsInterleavedCodes + 128 * j + 32 * i);
+        const auto* xq = reinterpret_cast<const uint8_t*>(x.qs + 32 * j + 8 * i);
+        dots.add(_mm256_shuffle_epi8(table, _mm256_and_si256(q, low4)),
+                 _mm256_set1_epi32(static_cast<int>(u32_at(xq))));
+        dots.add(_mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(q, 4), low4)),
+                 _mm256_set1_epi32(static_cast<int>(u32_at(xq + 4))));
+      }
+      I = _mm256_add_epi32(I, dots.scaled(masks.pick_scale(scales, m)));
+    }
+    for (int k = 0; k < 2; ++k) {
+      const __m256i x_pair = _mm256_permutevar8x32_epi32(x_pairs, _mm256_set1_epi32(element[2 * v + k]));
+      offsets = _mm256_add_epi32(offsets, _mm256_madd_epi16(Q6KLaneMasks<Isa>::pick16(scales, masks.pair[k]), x_pair));
+    }
+  }
+  return _mm256_sub_epi32(I, _mm256_slli_epi32(offsets, 7));
+}
+
+// ---- the K formats' row loop ----------------------------------------------------------------------------
+
+// Bytes of one interleaved super-block of 8 rows of K format F.
+template <class F>
+constexpr size_t interleaved_k_block_bytes() {
+  if constexpr (std::is_same_v<F, Q4KFormat>) return kQ4KInterleavedBlockBytes;
+  if constexpr (std::is_same_v<F, Q6KFormat>) return kQ6KInterleavedBlockBytes;
+  if constexpr (std::is_same_v<F, Q2KFormat>) return kQ2KInterleavedBlockBytes;
+  if constexpr (std::is_same_v<F, Q3KFormat>) return kQ3KInterleavedBlockBytes;
+  return kIq4XsInterleavedBlockBytes;
+}
+
+// The lane masks F's sums take: zero-extended scales and min pairs (Q4_K, Q2_K) or signed scales and scale pairs.
+template <class Isa, class F>
+using InterleavedKMasks = std::conditional_t<std::is_same_v<F, Q4KFormat> || std::is_same_v<F, Q2KFormat>,
+                                             Q4KLaneMasks<Isa>, Q6KLaneMasks<Isa>>;
+
+// The integer terms of one interleaved super-block of F against x: I, and M for the formats with a min.
+template <class Isa, class F>
+inline void interleaved_k_sums(const uint8_t* gb, const BlockQ8K& x, const InterleavedKMasks<Isa, F>& masks, __m256i& I,
+                               __m256i& M) {
+  if constexpr (std::is_same_v<F, Q4KFormat>) q4k_interleaved_sums<Isa>(gb, x, masks, I, M);
+  if constexpr (std::is_same_v<F, Q2KFormat>) q2k_interleaved_sums<Isa>(gb, x, masks, I, M);
+  if constexpr (std::is_same_v<F, Q6KFormat>) I = q6k_interleaved_sums<Isa>(gb, x, masks);
+  if constexpr (std::is_same_v<F, Q3KFormat>) I = q3k_interleaved_sums<Isa>(gb, x, masks);
+  if constexpr (std::is_same_v<F, Iq4XsFormat>) I = iq4xs_interleaved_sums<Isa>(gb, x, masks, iq4_table(true));
+}
+
+// The K formats: y[t][r] for rows [row_begin, row_end) and every token. Per super-block acc = fma(float(I), d dx,
+// acc), then for the formats with a min acc = fma(float(M), -dmin dx, acc), as the file layout's kernels compute it.
 template <class Isa, class F>
 void matvec_k_interleaved(const MatmulProblem& p, const QuantizedActivations& a, size_t row_begin, size_t row_end) {
-  constexpr bool kQ6K = std::is_same_v<F, Q6KFormat>;
-  constexpr size_t kBlockBytes = kQ6K ? kQ6KInterleavedBlockBytes : kQ4KInterleavedBlockBytes;
-  const std::conditional_t<kQ6K, Q6KLaneMasks<Isa>, Q4KLaneMasks<Isa>> masks;
+  constexpr size_t kBlockBytes = interleaved_k_block_bytes<F>();
+  constexpr bool kMin = F::kDminOffset >= 0;
+  const InterleavedKMasks<Isa, F> masks;
   const size_t nsb = p.n_cols / kquant::kSuperBlock;
   for_row_groups(p, row_begin, row_end, nsb * kBlockBytes, [&](const uint8_t* group, size_t t) {
     const BlockQ8K* x = a.q8k_row(t);
@@ -305,14 +485,11 @@ void matvec_k_interleaved(const MatmulProblem& p, const QuantizedActivations& a,
       const uint8_t* gb = group + sb * kBlockBytes;
       const __m256 d = _mm256_cvtph_ps(load128(gb));
       const __m256 dx = _mm256_set1_ps(x[sb].d);
-      if constexpr (kQ6K) {
-        const __m256i I = q6k_interleaved_sums<Isa>(gb, x[sb], masks);
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(I), _mm256_mul_ps(d, dx), acc);
-      } else {
-        __m256i I, M;
-        q4k_interleaved_sums<Isa>(gb, x[sb], masks, I, M);
+      __m256i I, M;
+      interleaved_k_sums<Isa, F>(gb, x[sb], masks, I, M);
+      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(I), _mm256_mul_ps(d, dx), acc);
+      if constexpr (kMin) {
         const __m256 neg_dmin = _mm256_xor_ps(_mm256_cvtph_ps(load128(gb + 16)), _mm256_set1_ps(-0.0f));
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(I), _mm256_mul_ps(d, dx), acc);
         acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(M), _mm256_mul_ps(neg_dmin, dx), acc);
       }
     }
@@ -321,11 +498,27 @@ void matvec_k_interleaved(const MatmulProblem& p, const QuantizedActivations& a,
 }
 
 // ---- decoding rows for the tiled kernels ----------------------------------------------------------------
-// The prompt kernels take 4 rows at a time; 4 rows of a group are one 128-bit half of every code vector
-// (rows 4h..4h+3), so a tile's rows are decoded together: the 4 rows' 32-bit words of 4 vectors are transposed
-// in registers (no gathers), then split into codes in value order.
+// The prompt kernels read a row's codes 4 values (one 32-bit word) at a time, and every code vector of the interleaved
+// layout, once split into codes, holds 8 rows' words side by side: word r of it is row r's next 4 values. So a group of
+// 8 rows is decoded by storing its code vectors as they come, with no transposes: the low 128-bit half (rows 0-3) to
+// one run, the high half (rows 4-7) to another, so that each 4-row tile reads a contiguous run, a row's word g at
+// 16 g + 4 (r % 4) of its half ("group words", read at a stride of kGroupWordStride bytes).
+inline constexpr size_t kGroupWordStride = 16;
 
-// Where one decoded row goes: the row's codes, block scales and integer scales, from block (or super-block) 0.
+// Where a block's group words go: the runs of rows 0-3 and 4-7, at the block's first word.
+struct GroupWords {
+  uint8_t* half[2];
+  // Word `word` of the block's 8 rows (v: 32-bit lane r = row r's word).
+  void store(size_t word, __m256i v) const {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(half[0] + kGroupWordStride * word), _mm256_castsi256_si128(v));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(half[1] + kGroupWordStride * word), _mm256_extracti128_si256(v, 1));
+  }
+  GroupWords advanced(size_t words) const {
+    return {{half[0] + kGroupWordStride * words, half[1] + kGroupWordStride * words}};
+  }
+};
+
+// Where one decoded row goes: its codes, block scales and integer scales, from block (or super-block) 0.
 struct DecodedRowOut {
   uint8_t* codes;
   float* d;
@@ -333,103 +526,150 @@ struct DecodedRowOut {
   int32_t* scales;
   int32_t* coefs;
 };
+using LaneOuts = DecodedRowOut[kInterleavedRows];
 
-// w[i] word q -> w[q] word i (a 4 x 4 transpose of 32-bit words).
-inline void transpose_words(__m128i (&w)[4]) {
-  const __m128i t0 = _mm_unpacklo_epi32(w[0], w[1]), t1 = _mm_unpacklo_epi32(w[2], w[3]);
-  const __m128i t2 = _mm_unpackhi_epi32(w[0], w[1]), t3 = _mm_unpackhi_epi32(w[2], w[3]);
-  w[0] = _mm_unpacklo_epi64(t0, t1);
-  w[1] = _mm_unpackhi_epi64(t0, t1);
-  w[2] = _mm_unpacklo_epi64(t2, t3);
-  w[3] = _mm_unpackhi_epi64(t2, t3);
+// Each decoder below takes one interleaved block b of a group (at gb), stores the group's code words for it (`words`:
+// at the block's first word) and each row's d, -dmin, scales and coefficient pairs at index b of out[lane], as
+// F::unpack gives them from the file's blocks.
+
+// A vector of 4-bit codes whose low nibbles are a row's values 8i..8i+3 and high ones 8i+4..8i+7: words 2i, 2i + 1.
+inline void store_nibble_words(__m256i q, const GroupWords& words, size_t i, __m256i table, bool lookup) {
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  __m256i lo = _mm256_and_si256(q, low4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+  if (lookup) {
+    lo = _mm256_shuffle_epi8(table, lo);
+    hi = _mm256_shuffle_epi8(table, hi);
+  }
+  words.store(2 * i, lo);
+  words.store(2 * i + 1, hi);
 }
 
-// 4 code words of one row (word i: values 8i..8i+3 in the low nibbles, 8i+4..8i+7 in the high ones) as 32 codes
-// in value order.
-inline void nibble_words_to_codes(__m128i words, uint8_t* codes) {
-  const __m128i low4 = _mm_set1_epi8(0x0F);
-  const __m128i lo = _mm_and_si128(words, low4), hi = _mm_and_si128(_mm_srli_epi16(words, 4), low4);
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(codes), _mm_unpacklo_epi32(lo, hi));
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(codes + 16), _mm_unpackhi_epi32(lo, hi));
-}
-
-// Half h (rows 4h..4h+3) of the 4 code vectors at `at`, 32 bytes apart, transposed: word i of row q in w[q].
-inline void quad_words(const uint8_t* at, int h, __m128i (&w)[4]) {
-  for (int i = 0; i < 4; ++i) w[i] = load128(at + 32 * i + 16 * h);
-  transpose_words(w);
-}
-
-// Q4_K: rows 4h..4h+3 of interleaved super-block sb (at gb) as Q4KFormat::unpack gives them from the file's blocks.
-inline void q4k_unpack_interleaved_quad(const uint8_t* gb, int h, size_t sb, const DecodedRowOut (&out)[4]) {
-  for (int q = 0; q < 4; ++q) {
-    const size_t lane = 4 * static_cast<size_t>(h) + static_cast<size_t>(q);
-    int32_t* scales = out[q].scales + 8 * sb;
-    out[q].d[sb] = half_at(gb + 2 * lane);
-    out[q].off[sb] = -half_at(gb + 16 + 2 * lane);
-    // Sub-block j's scale of this row is at byte 16 h + 4 (j % 4) + q of the 32-byte arrays: the low nibble
-    // for j < 4, the high one for j >= 4; its top bits at 2 (j / 4) (mins: 4 + 2 (j / 4)).
+// Q4_K: codes 0..15, scales [8], min pairs [4], d, -dmin.
+inline void q4k_unpack_words(const uint8_t* gb, size_t sb, const GroupWords& words, const LaneOuts& out) {
+  for (int lane = 0; lane < 8; ++lane) {
+    int32_t* scales = out[lane].scales + 8 * sb;
+    out[lane].d[sb] = half_at(gb + 2 * lane);
+    out[lane].off[sb] = -half_at(gb + 16 + 2 * lane);
     uint8_t mins[8];
-    for (int m = 0; m < 4; ++m) {
-      const size_t at = 16 * static_cast<size_t>(h) + 4 * static_cast<size_t>(m) + static_cast<size_t>(q);
-      const uint8_t ls = gb[32 + at], lm = gb[64 + at], top = gb[96 + at];
-      scales[m] = (ls & 15) | (top & 3) << 4;
-      scales[m + 4] = (ls >> 4) | ((top >> 2) & 3) << 4;
-      mins[m] = static_cast<uint8_t>((lm & 15) | ((top >> 4) & 3) << 4);
-      mins[m + 4] = static_cast<uint8_t>((lm >> 4) | ((top >> 6) & 3) << 4);
+    for (int j = 0; j < 8; ++j) {
+      const int k = interleaved_scale_slot(j, lane) % 32, hi = interleaved_scale_slot(j, lane) / 32;
+      const uint8_t ls = gb[32 + k], lm = gb[64 + k], top = gb[96 + k];
+      scales[j] = ((ls >> (4 * hi)) & 15) | ((top >> (2 * hi)) & 3) << 4;
+      mins[j] = static_cast<uint8_t>(((lm >> (4 * hi)) & 15) | ((top >> (4 + 2 * hi)) & 3) << 4);
     }
-    for (int k = 0; k < 4; ++k) out[q].coefs[4 * sb + k] = int16_pair(mins[2 * k], mins[2 * k + 1]);
+    for (int k = 0; k < 4; ++k) out[lane].coefs[4 * sb + k] = int16_pair(mins[2 * k], mins[2 * k + 1]);
   }
-  for (int j = 0; j < 8; ++j) {
-    __m128i w[4];
-    quad_words(gb + 128 + 128 * j, h, w);
-    for (int q = 0; q < 4; ++q) nibble_words_to_codes(w[q], out[q].codes + 256 * sb + 32 * j);
-  }
+  for (size_t v = 0; v < 32; ++v) store_nibble_words(load256(gb + 128 + 32 * v), words, v, __m256i{}, false);
 }
 
-// Q4_0: rows 4h..4h+3 of interleaved block b (at gb): codes and d.
-inline void q4_0_unpack_interleaved_quad(const uint8_t* gb, int h, size_t b, const DecodedRowOut (&out)[4]) {
-  for (int q = 0; q < 4; ++q) out[q].d[b] = half_at(gb + 2 * (4 * h + q));
-  __m128i w[4];
-  quad_words(gb + 16, h, w);
-  for (int q = 0; q < 4; ++q) nibble_words_to_codes(w[q], out[q].codes + 32 * b);
+// Q4_0: codes 0..15 and d.
+inline void q4_0_unpack_words(const uint8_t* gb, size_t b, const GroupWords& words, const LaneOuts& out) {
+  for (int lane = 0; lane < 8; ++lane) out[lane].d[b] = half_at(gb + 2 * lane);
+  for (size_t i = 0; i < 4; ++i) store_nibble_words(load256(gb + 16 + 32 * i), words, i, __m256i{}, false);
 }
 
-// Q8_0: rows 4h..4h+3 of interleaved block b (at gb): codes (signed, or + 128 as unsigned with kFlip, as
-// Q8_0Format::codes gives them) and d.
+// Q8_0: codes (signed, or + 128 as unsigned with kFlip, as Q8_0Format::codes gives them) and d.
 template <bool kFlip>
-inline void q8_0_unpack_interleaved_quad(const uint8_t* gb, int h, size_t b, const DecodedRowOut (&out)[4]) {
-  for (int q = 0; q < 4; ++q) out[q].d[b] = half_at(gb + 2 * (4 * h + q));
-  for (int half = 0; half < 2; ++half) {  // values 0-15, 16-31
-    __m128i w[4];
-    quad_words(gb + 16 + 128 * half, h, w);
-    for (int q = 0; q < 4; ++q) {
-      const __m128i codes = kFlip ? _mm_xor_si128(w[q], _mm_set1_epi8(static_cast<char>(0x80))) : w[q];
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out[q].codes + 32 * b + 16 * half), codes);
-    }
+inline void q8_0_unpack_words(const uint8_t* gb, size_t b, const GroupWords& words, const LaneOuts& out) {
+  for (int lane = 0; lane < 8; ++lane) out[lane].d[b] = half_at(gb + 2 * lane);
+  for (size_t i = 0; i < 8; ++i) {
+    const __m256i q = load256(gb + 16 + 32 * i);
+    words.store(i, kFlip ? flip_sign_bits(q) : q);
   }
 }
 
-// Q6_K: rows 4h..4h+3 of interleaved super-block sb (at gb) as Q6KFormat::unpack gives them: codes 0..63,
-// scales [16], scale pairs [8], d, and -dmin 0 (no min).
-inline void q6k_unpack_interleaved_quad(const uint8_t* gb, int h, size_t sb, const DecodedRowOut (&out)[4]) {
-  const auto* sc = reinterpret_cast<const int8_t*>(gb + 16);
-  for (int q = 0; q < 4; ++q) {
-    const int lane = 4 * h + q;
-    int32_t* scales = out[q].scales + 16 * sb;
-    out[q].d[sb] = half_at(gb + 2 * lane);
-    out[q].off[sb] = 0;
-    for (int j = 0; j < 16; ++j) scales[j] = sc[interleaved_scale_slot(j, lane)];
-    for (int k = 0; k < 8; ++k) out[q].coefs[8 * sb + k] = int16_pair(scales[2 * k], scales[2 * k + 1]);
+// The signed scales [4 kVectors] of row `lane` from interleaved scale bytes (sub-blocks 4v..4v+3 at 32 v), and int16
+// pairs of them times `pair_factor` ([2 kVectors]).
+template <int kVectors>
+inline void lane_scales(const int8_t* bytes, int lane, int pair_factor, int32_t* scales, int32_t* pairs) {
+  for (int j = 0; j < 4 * kVectors; ++j) scales[j] = bytes[interleaved_scale_slot(j, lane)];
+  for (int k = 0; k < 2 * kVectors; ++k) {
+    pairs[k] = int16_pair(pair_factor * scales[2 * k], pair_factor * scales[2 * k + 1]);
+  }
+}
+
+// The 4 code vectors of 16-value sub-block j (word r of q[i] = row r's values 16j + 4i..16j + 4i + 3): words 4j + i.
+inline void store_sub_block_words(const __m256i (&q)[4], const GroupWords& words, int j) {
+  for (int i = 0; i < 4; ++i) words.store(4 * static_cast<size_t>(j) + static_cast<size_t>(i), q[i]);
+}
+
+// Q6_K: codes 0..63, scales [16], scale pairs [8], d, -dmin 0.
+inline void q6k_unpack_words(const uint8_t* gb, size_t sb, const GroupWords& words, const LaneOuts& out) {
+  for (int lane = 0; lane < 8; ++lane) {
+    out[lane].d[sb] = half_at(gb + 2 * lane);
+    out[lane].off[sb] = 0;
+    lane_scales<4>(reinterpret_cast<const int8_t*>(gb + 16), lane, 1, out[lane].scales + 16 * sb,
+                   out[lane].coefs + 8 * sb);
   }
   for (int j = 0; j < 16; ++j) {
-    __m256i q8[4];
-    q6k_sub_block_codes(gb + 144 + 96 * j, q8);
-    // Half h of each: word q of w[i] = row 4h + q's values 16j + 4i..16j + 4i + 3.
-    __m128i w[4];
-    for (int i = 0; i < 4; ++i) w[i] = h == 0 ? _mm256_castsi256_si128(q8[i]) : _mm256_extracti128_si256(q8[i], 1);
-    transpose_words(w);
-    for (int q = 0; q < 4; ++q) _mm_storeu_si128(reinterpret_cast<__m128i*>(out[q].codes + 256 * sb + 16 * j), w[q]);
+    __m256i q[4];
+    q6k_sub_block_codes(gb + 144 + 96 * j, q);
+    store_sub_block_words(q, words, j);
   }
+}
+
+// Q2_K: codes 0..3, scales [16], min pairs [8], d, -dmin.
+inline void q2k_unpack_words(const uint8_t* gb, size_t sb, const GroupWords& words, const LaneOuts& out) {
+  for (int lane = 0; lane < 8; ++lane) {
+    int32_t* scales = out[lane].scales + 16 * sb;
+    out[lane].d[sb] = half_at(gb + 2 * lane);
+    out[lane].off[sb] = -half_at(gb + 16 + 2 * lane);
+    int mins[16];
+    for (int j = 0; j < 16; ++j) {
+      const uint8_t packed = gb[32 + interleaved_scale_slot(j, lane)];
+      scales[j] = packed & 15;
+      mins[j] = packed >> 4;
+    }
+    for (int k = 0; k < 8; ++k) out[lane].coefs[8 * sb + k] = int16_pair(mins[2 * k], mins[2 * k + 1]);
+  }
+  for (int j = 0; j < 16; ++j) {
+    __m256i q[4];
+    two_bit_codes(load256(gb + kQ2KInterleavedCodes + 32 * j), q);
+    store_sub_block_words(q, words, j);
+  }
+}
+
+// Q3_K: codes 0..7, signed scales [16], scale pairs [8], d, -dmin 0.
+inline void q3k_unpack_words(const uint8_t* gb, size_t sb, const GroupWords& words, const LaneOuts& out) {
+  alignas(32) int8_t bytes[128];
+  for (int v = 0; v < 4; ++v) store256(reinterpret_cast<uint8_t*>(bytes + 32 * v), q3k_scales(gb, v));
+  for (int lane = 0; lane < 8; ++lane) {
+    out[lane].d[sb] = half_at(gb + 2 * lane);
+    out[lane].off[sb] = 0;
+    lane_scales<4>(bytes, lane, 1, out[lane].scales + 16 * sb, out[lane].coefs + 8 * sb);
+  }
+  for (int j = 0; j < 16; ++j) {
+    __m256i q[4];
+    q3k_sub_block_codes(gb, j, q);
+    store_sub_block_words(q, words, j);
+  }
+}
+
+// IQ4_XS: codebook values (+ 128 with kUnsigned), signed scales [8], pairs of -128 x scale [4], d, -dmin 0.
+template <bool kUnsigned>
+inline void iq4xs_unpack_words(const uint8_t* gb, size_t sb, const GroupWords& words, const LaneOuts& out) {
+  alignas(32) int8_t bytes[64];
+  for (int v = 0; v < 2; ++v) store256(reinterpret_cast<uint8_t*>(bytes + 32 * v), iq4xs_scales(gb, v));
+  for (int lane = 0; lane < 8; ++lane) {
+    out[lane].d[sb] = half_at(gb + 2 * lane);
+    out[lane].off[sb] = 0;
+    lane_scales<2>(bytes, lane, -128, out[lane].scales + 8 * sb, out[lane].coefs + 4 * sb);
+  }
+  const __m256i table = iq4_table(kUnsigned);
+  for (size_t v = 0; v < 32; ++v)
+    store_nibble_words(load256(gb + kIq4XsInterleavedCodes + 32 * v), words, v, table, true);
+}
+
+// The decoder of interleaved blocks of format F: (group block, block index, the block's words, out[8]).
+template <class Isa, class F>
+constexpr auto interleaved_unpack() {
+  if constexpr (std::is_same_v<F, Q4KFormat>) return q4k_unpack_words;
+  if constexpr (std::is_same_v<F, Q6KFormat>) return q6k_unpack_words;
+  if constexpr (std::is_same_v<F, Q2KFormat>) return q2k_unpack_words;
+  if constexpr (std::is_same_v<F, Q3KFormat>) return q3k_unpack_words;
+  if constexpr (std::is_same_v<F, Iq4XsFormat>) return iq4xs_unpack_words<!F::template kSigned<Isa>>;
+  if constexpr (std::is_same_v<F, Q4_0Format>) return q4_0_unpack_words;
+  if constexpr (std::is_same_v<F, Q8_0Format>) return q8_0_unpack_words<!F::template kSigned<Isa>>;
 }
 
 }  // namespace

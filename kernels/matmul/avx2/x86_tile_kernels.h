@@ -32,6 +32,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <vector>
 
 #include "kernels/matmul/avx2/x86_interleaved_kernels.h"
 #include "kernels/matmul/avx2/x86_k_formats.h"
@@ -48,11 +50,13 @@ namespace {
 // R decoded weight rows (a short last tile repeats its last row; those results are not stored).
 template <int R>
 struct DecodedRows {
-  const uint8_t* codes[R];   // [n_cols] unsigned (or signed, per F::kSigned) codes in value order
+  const uint8_t* codes[R];   // unsigned (or signed, per F::kSigned) codes in value order, 4 per 32-bit word, a row's
+                             // word g at codes[r] + word_stride * g
   const float* d[R];         // [n_cols / 32] block scales (32-value formats), [n_cols / 256] (K formats)
   const float* off[R];       // 32-value formats with a min: [n_cols / 32] m; K formats: [n_cols / 256] -dmin
   const int32_t* scales[R];  // K formats: [n_cols / kSub] integer sub-block scales
   const int32_t* coefs[R];   // K formats: [n_cols / kPairValues] offset coefficient pairs
+  size_t word_stride;        // 4 (a row's codes contiguous) or kGroupWordStride (an interleaved group's words)
 };
 
 template <int R>
@@ -127,7 +131,7 @@ inline typename V::I dot4(typename V::I acc, typename V::I w, typename V::I x) {
 // with a min (Q4_1, Q5_1) then  acc = fma(m, dx * S, acc).
 
 // out[r][token] = sum over nb blocks of row r against the tile's tokens.
-template <class V, class F, bool kSigned, int kCodeOffset, int R, int NV>
+template <class V, class F, bool kSigned, int kCodeOffset, size_t kStride, int R, int NV>
 void tile_q8(const DecodedRows<R>& w, const TokenTile<NV>& x, size_t nb, float (&out)[R][NV * V::kLanes]) {
   typename V::F acc[R][NV];
   for (int r = 0; r < R; ++r) {
@@ -143,7 +147,7 @@ void tile_q8(const DecodedRows<R>& w, const TokenTile<NV>& x, size_t nb, float (
       typename V::I xv[NV];
       for (int v = 0; v < NV; ++v) xv[v] = V::load(x.codes[v] + (8 * b + k) * 64);
       for (int r = 0; r < R; ++r) {
-        const typename V::I wb = V::bcast(w.codes[r] + 32 * b + 4 * k);
+        const typename V::I wb = V::bcast(w.codes[r] + kStride * (8 * b + k));
         for (int v = 0; v < NV; ++v) isum[r][v] = dot4<V, kSigned>(isum[r][v], wb, xv[v]);
       }
     }
@@ -167,58 +171,104 @@ void tile_q8(const DecodedRows<R>& w, const TokenTile<NV>& x, size_t nb, float (
   }
 }
 
-// Rows [r0, r0 + nr) of an interleaved matrix decoded into rows[0..nr): the 4 rows of a half group at a time
-// (unpack_quad(group block, half, block index, outs) for each of n_blocks blocks of block_bytes), rows of a
-// quad that the tile does not take into `sink`.
-template <class UnpackQuad>
-void decode_interleaved_rows(const uint8_t* weights, size_t row_bytes, size_t r0, size_t nr, size_t n_blocks,
-                             size_t block_bytes, const DecodedRowOut* rows, const DecodedRowOut& sink,
-                             UnpackQuad unpack_quad) {
-  for (size_t row = r0; row < r0 + nr;) {
-    const size_t first = row / 4 * 4, end = std::min(first + 4, r0 + nr);
-    DecodedRowOut out[4];
-    for (size_t q = 0; q < 4; ++q) out[q] = first + q >= row && first + q < end ? rows[first + q - r0] : sink;
-    const uint8_t* group = weights + first / kInterleavedRows * kInterleavedRows * row_bytes;
-    const int half = static_cast<int>(first % kInterleavedRows / 4);
-    for (size_t b = 0; b < n_blocks; ++b) unpack_quad(group + b * block_bytes, half, b, out);
-    row = end;
-  }
-}
-
-// A per-thread row for decode_interleaved_rows's rows that no tile takes.
+// A per-thread row for the decoded rows that no tile takes.
 inline DecodedRowOut decode_sink(size_t n_cols) {
   thread_local DecodeBuffer sink;
   sink.reserve(1, n_cols);
   return {sink.codes(), sink.d(), sink.off(), sink.scales(), sink.coefs()};
 }
 
-// Decodes rows [r0, r0 + nr) of 32-value format F into buf, from its row `slot` on.
-template <class Isa, class F, int R>
-DecodedRows<R> decode_rows_q8(const uint8_t* weights, size_t row_bytes, WeightLayout layout, size_t r0, size_t nr,
-                              size_t n_cols, DecodeBuffer& buf, size_t slot) {
-  const size_t nb = n_cols / 32;
-  DecodedRows<R> rows;
-  DecodedRowOut outs[R];
-  for (size_t r = 0; r < nr; ++r) {
-    outs[r] = {buf.codes() + (slot + r) * n_cols, buf.d() + (slot + r) * nb, buf.off() + (slot + r) * nb, nullptr,
-               nullptr};
-    rows.codes[r] = outs[r].codes;
-    rows.d[r] = outs[r].d;
-    rows.off[r] = outs[r].off;
-    rows.scales[r] = nullptr;
-    rows.coefs[r] = nullptr;
+// Rows [r0, r0 + nr) of an interleaved matrix decoded into rows[0..nr) (unpack(group block, block index, its words,
+// outs) for each of n_blocks blocks of block_bytes and block_words words). Returns the stride at which the tiles read
+// a row's words: when the range is whole groups of 8, the group words stay where the group's 8 rows' codes are
+// (kGroupWordStride; rows[r].codes moves to its column); else (a caller that cut a group) every touched group is
+// decoded into a per-thread buffer and its rows' words copied out in value order (stride 4).
+template <class Unpack>
+size_t decode_interleaved_rows(const uint8_t* weights, size_t row_bytes, size_t r0, size_t nr, size_t n_blocks,
+                               size_t block_bytes, size_t block_words, DecodedRowOut* rows, Unpack unpack) {
+  const size_t n_cols = n_blocks * block_words * 4;
+  // The group words of a group whose 8 rows' codes start at `codes` (8 n_cols bytes).
+  const auto group_words = [&](uint8_t* codes) { return GroupWords{{codes, codes + 4 * n_cols}}; };
+  const auto row_column = [&](const GroupWords& w, size_t q) { return w.half[q / 4] + 4 * (q % 4); };
+  if (r0 % kInterleavedRows == 0 && nr % kInterleavedRows == 0) {
+    for (size_t g = 0; g < nr; g += kInterleavedRows) {
+      const GroupWords words = group_words(rows[g].codes);  // the group's rows are contiguous in the buffer
+      LaneOuts out;
+      for (size_t q = 0; q < kInterleavedRows; ++q) {
+        out[q] = rows[g + q];
+        rows[g + q].codes = row_column(words, q);
+      }
+      const uint8_t* group = weights + (r0 + g) * row_bytes;
+      for (size_t b = 0; b < n_blocks; ++b) unpack(group + b * block_bytes, b, words.advanced(b * block_words), out);
+    }
+    return kGroupWordStride;
   }
-  repeat_last_row(rows, nr);
-  if constexpr (kInterleaves<F>) {
-    if (layout == WeightLayout::interleaved8) {
-      constexpr bool kQ8 = std::is_same_v<F, Q8_0Format>;
-      constexpr size_t kBlockBytes = kQ8 ? kQ8_0InterleavedBlockBytes : kQ4_0InterleavedBlockBytes;
-      constexpr auto unpack_quad =
-          kQ8 ? q8_0_unpack_interleaved_quad<!F::template kSigned<Isa>> : q4_0_unpack_interleaved_quad;
-      decode_interleaved_rows(weights, row_bytes, r0, nr, nb, kBlockBytes, outs, decode_sink(n_cols), unpack_quad);
-      return rows;
+  thread_local std::vector<uint8_t> buffer;
+  buffer.resize(kInterleavedRows * n_cols);
+  const GroupWords words = group_words(buffer.data());
+  const DecodedRowOut sink = decode_sink(n_cols);
+  for (size_t group = r0 / kInterleavedRows * kInterleavedRows; group < r0 + nr; group += kInterleavedRows) {
+    LaneOuts out;
+    for (size_t q = 0; q < kInterleavedRows; ++q) {
+      out[q] = group + q >= r0 && group + q < r0 + nr ? rows[group + q - r0] : sink;
+    }
+    for (size_t b = 0; b < n_blocks; ++b) {
+      unpack(weights + group * row_bytes + b * block_bytes, b, words.advanced(b * block_words), out);
+    }
+    for (size_t q = 0; q < kInterleavedRows; ++q) {
+      if (out[q].codes == sink.codes) continue;
+      const uint8_t* column = row_column(words, q);
+      for (size_t w = 0; w < n_cols / 4; ++w) std::memcpy(out[q].codes + 4 * w, column + kGroupWordStride * w, 4);
     }
   }
+  return 4;
+}
+
+// When the tokens' codes exceed kBlockBytes (128 tokens of an 8192-value row are 1 MiB: more than L2), rows
+// are taken kGroupTiles row tiles at a time and decoded once, and the tokens swept in blocks of about
+// kBlockBytes, each block across all tiles of the group, so that a block stays in L2 while every row of the
+// group uses it.
+inline constexpr size_t kGroupTiles = 4;
+inline constexpr size_t kBlockBytes = 256 * 1024;
+
+// The tiles of R rows over decoded rows outs[0..n) whose words are word_stride bytes apart (a short last tile
+// repeats its last row).
+template <int R>
+void tiles_of(const DecodedRowOut* outs, size_t n, size_t word_stride, DecodedRows<R>* tiles) {
+  for (size_t i = 0; i * R < n; ++i) {
+    tiles[i].word_stride = word_stride;
+    const size_t nr = std::min<size_t>(R, n - i * R);
+    for (size_t r = 0; r < nr; ++r) {
+      const DecodedRowOut& o = outs[i * R + r];
+      tiles[i].codes[r] = o.codes;
+      tiles[i].d[r] = o.d;
+      tiles[i].off[r] = o.off;
+      tiles[i].scales[r] = o.scales;
+      tiles[i].coefs[r] = o.coefs;
+    }
+    repeat_last_row(tiles[i], nr);
+  }
+}
+
+// Decodes rows [r0, r0 + nr) (at most kGroupTiles tiles) of 32-value format F into buf and `tiles`.
+template <class Isa, class F, int R>
+void decode_rows_q8(const uint8_t* weights, size_t row_bytes, WeightLayout layout, size_t r0, size_t nr, size_t n_cols,
+                    DecodeBuffer& buf, DecodedRows<R>* tiles) {
+  const size_t nb = n_cols / 32;
+  DecodedRowOut outs[kGroupTiles * R];
+  for (size_t r = 0; r < nr; ++r) {
+    outs[r] = {buf.codes() + r * n_cols, buf.d() + r * nb, buf.off() + r * nb, nullptr, nullptr};
+  }
+  if constexpr (kInterleaves<Isa, F>) {
+    if (layout == WeightLayout::interleaved8) {
+      constexpr size_t kBlockBytes =
+          std::is_same_v<F, Q8_0Format> ? kQ8_0InterleavedBlockBytes : kQ4_0InterleavedBlockBytes;
+      const size_t stride =
+          decode_interleaved_rows(weights, row_bytes, r0, nr, nb, kBlockBytes, 8, outs, interleaved_unpack<Isa, F>());
+      return tiles_of(outs, nr, stride, tiles);
+    }
+  }
+  tiles_of(outs, nr, 4, tiles);
   for (size_t r = 0; r < nr; ++r) {
     const uint8_t* row = weights + (r0 + r) * row_bytes;
     uint8_t* codes = outs[r].codes;
@@ -238,7 +288,6 @@ DecodedRows<R> decode_rows_q8(const uint8_t* weights, size_t row_bytes, WeightLa
       if constexpr (F::kHasMin) off[b] = half_at(row + b * F::kBytes + 2);
     }
   }
-  return rows;
 }
 
 // ---- K formats (256-value super-blocks) -----------------------------------------------------------------
@@ -246,7 +295,7 @@ DecodedRows<R> decode_rows_q8(const uint8_t* weights, size_t row_bytes, WeightLa
 // then for formats with a min acc = fma(P, -dmin * dx, acc); P = sum of coefficient pairs x the panel's
 // code-sum pairs (VPMADDWD / VPDPWSSD).
 
-template <class V, class F, bool kSigned, size_t kPairValues, int kFold, int R, int NV>
+template <class V, class F, bool kSigned, size_t kPairValues, int kFold, size_t kStride, int R, int NV>
 void tile_q8k(const DecodedRows<R>& w, const TokenTile<NV>& x, size_t nsb, float (&out)[R][NV * V::kLanes]) {
   constexpr int kSubs = 256 / F::kSub;
   constexpr int kSteps = F::kSub / 4;
@@ -271,7 +320,7 @@ void tile_q8k(const DecodedRows<R>& w, const TokenTile<NV>& x, size_t nsb, float
         typename V::I xv[NV];
         for (int v = 0; v < NV; ++v) xv[v] = V::load(x.codes[v] + (g0 + k) * 64);
         for (int r = 0; r < R; ++r) {
-          const typename V::I wb = V::bcast(w.codes[r] + 4 * (g0 + k));
+          const typename V::I wb = V::bcast(w.codes[r] + kStride * (g0 + k));
           for (int v = 0; v < NV; ++v) isub[r][v] = dot4<V, kSigned>(isub[r][v], wb, xv[v]);
         }
       }
@@ -313,84 +362,82 @@ void tile_q8k(const DecodedRows<R>& w, const TokenTile<NV>& x, size_t nsb, float
   }
 }
 
-// Decodes rows [r0, r0 + nr) of K format F into buf, from its row `slot` on.
+// Decodes rows [r0, r0 + nr) (at most kGroupTiles tiles) of K format F into buf and `tiles`.
 template <class Isa, class F, int R>
-DecodedRows<R> decode_rows_q8k(const uint8_t* weights, size_t row_bytes, WeightLayout layout, size_t r0, size_t nr,
-                               size_t n_cols, DecodeBuffer& buf, size_t slot) {
+void decode_rows_q8k(const uint8_t* weights, size_t row_bytes, WeightLayout layout, size_t r0, size_t nr, size_t n_cols,
+                     DecodeBuffer& buf, DecodedRows<R>* tiles) {
   constexpr size_t kSubs = 256 / F::kSub;
   constexpr size_t kPairs = F::template kPairValues<Isa> ? 256 / F::template kPairValues<Isa> : 8;
   const size_t nsb = n_cols / 256;
-  DecodedRows<R> rows;
-  DecodedRowOut outs[R];
+  DecodedRowOut outs[kGroupTiles * R];
   for (size_t r = 0; r < nr; ++r) {
-    outs[r] = {buf.codes() + (slot + r) * n_cols, buf.d() + (slot + r) * nsb, buf.off() + (slot + r) * nsb,
-               buf.scales() + (slot + r) * nsb * kSubs, buf.coefs() + (slot + r) * nsb * kPairs};
-    rows.codes[r] = outs[r].codes;
-    rows.d[r] = outs[r].d;
-    rows.off[r] = outs[r].off;
-    rows.scales[r] = outs[r].scales;
-    rows.coefs[r] = outs[r].coefs;
+    outs[r] = {buf.codes() + r * n_cols, buf.d() + r * nsb, buf.off() + r * nsb, buf.scales() + r * nsb * kSubs,
+               buf.coefs() + r * nsb * kPairs};
   }
-  repeat_last_row(rows, nr);
-  if constexpr (kInterleaves<F>) {
+  if constexpr (kInterleaves<Isa, F>) {
     if (layout == WeightLayout::interleaved8) {
-      constexpr bool kQ6K = std::is_same_v<F, Q6KFormat>;
-      constexpr size_t kBlockBytes = kQ6K ? kQ6KInterleavedBlockBytes : kQ4KInterleavedBlockBytes;
-      constexpr auto unpack_quad = kQ6K ? q6k_unpack_interleaved_quad : q4k_unpack_interleaved_quad;
-      decode_interleaved_rows(weights, row_bytes, r0, nr, nsb, kBlockBytes, outs, decode_sink(n_cols), unpack_quad);
-      return rows;
+      const size_t stride = decode_interleaved_rows(weights, row_bytes, r0, nr, nsb, interleaved_k_block_bytes<F>(), 64,
+                                                    outs, interleaved_unpack<Isa, F>());
+      return tiles_of(outs, nr, stride, tiles);
     }
   }
+  tiles_of(outs, nr, 4, tiles);
   for (size_t r = 0; r < nr; ++r) {
     for (size_t sb = 0; sb < nsb; ++sb) {
       F::template unpack<Isa>(weights + (r0 + r) * row_bytes + sb * F::kBytes, outs[r].codes + 256 * sb,
                               outs[r].scales + kSubs * sb, outs[r].coefs + kPairs * sb, outs[r].d[sb], outs[r].off[sb]);
     }
   }
-  return rows;
 }
 
 // ---- the row loop -----------------------------------------------------------------------------------------
-// The two format families as the loop sees them: decode<R>(...) a row tile, compute<R, NV>(...) one tile.
+// The two format families as the loop sees them: decode<R>(...) a group of row tiles, compute<R, NV>(...) one tile.
 
 template <class Isa, class F>
 struct Q8Tiles {
   template <int R>
-  static DecodedRows<R> decode(const uint8_t* weights, size_t row_bytes, WeightLayout layout, size_t r0, size_t nr,
-                               size_t n_cols, DecodeBuffer& buf, size_t slot) {
-    return decode_rows_q8<Isa, F, R>(weights, row_bytes, layout, r0, nr, n_cols, buf, slot);
+  static void decode(const uint8_t* weights, size_t row_bytes, WeightLayout layout, size_t r0, size_t nr, size_t n_cols,
+                     DecodeBuffer& buf, DecodedRows<R>* tiles) {
+    decode_rows_q8<Isa, F, R>(weights, row_bytes, layout, r0, nr, n_cols, buf, tiles);
   }
   template <int R, int NV>
   static void compute(const DecodedRows<R>& rows, const QuantizedActivations& a, size_t t0, size_t n_cols,
                       float (&out)[R][NV * Isa::Tile::kLanes]) {
     const TokenTile<NV> x = token_tile<NV>(a, false, 0, t0, Isa::Tile::kLanes);
-    tile_q8<typename Isa::Tile, F, F::template kSigned<Isa>, F::template kCodeOffset<Isa>, R, NV>(rows, x, n_cols / 32,
-                                                                                                  out);
+    constexpr bool kSigned = F::template kSigned<Isa>;
+    constexpr int kOffset = F::template kCodeOffset<Isa>;
+    if constexpr (kInterleaves<Isa, F>) {
+      if (rows.word_stride == kGroupWordStride) {
+        return tile_q8<typename Isa::Tile, F, kSigned, kOffset, kGroupWordStride, R, NV>(rows, x, n_cols / 32, out);
+      }
+    }
+    tile_q8<typename Isa::Tile, F, kSigned, kOffset, 4, R, NV>(rows, x, n_cols / 32, out);
   }
 };
 
 template <class Isa, class F>
 struct Q8kTiles {
   template <int R>
-  static DecodedRows<R> decode(const uint8_t* weights, size_t row_bytes, WeightLayout layout, size_t r0, size_t nr,
-                               size_t n_cols, DecodeBuffer& buf, size_t slot) {
-    return decode_rows_q8k<Isa, F, R>(weights, row_bytes, layout, r0, nr, n_cols, buf, slot);
+  static void decode(const uint8_t* weights, size_t row_bytes, WeightLayout layout, size_t r0, size_t nr, size_t n_cols,
+                     DecodeBuffer& buf, DecodedRows<R>* tiles) {
+    decode_rows_q8k<Isa, F, R>(weights, row_bytes, layout, r0, nr, n_cols, buf, tiles);
   }
   template <int R, int NV>
   static void compute(const DecodedRows<R>& rows, const QuantizedActivations& a, size_t t0, size_t n_cols,
                       float (&out)[R][NV * Isa::Tile::kLanes]) {
-    const TokenTile<NV> x = token_tile<NV>(a, true, F::template kPairValues<Isa>, t0, Isa::Tile::kLanes);
-    tile_q8k<typename Isa::Tile, F, F::template kSigned<Isa>, F::template kPairValues<Isa>, F::template kFold<Isa>, R,
-             NV>(rows, x, n_cols / 256, out);
+    constexpr bool kSigned = F::template kSigned<Isa>;
+    constexpr size_t kPairValues = F::template kPairValues<Isa>;
+    constexpr int kFold = F::template kFold<Isa>;
+    const TokenTile<NV> x = token_tile<NV>(a, true, kPairValues, t0, Isa::Tile::kLanes);
+    if constexpr (kInterleaves<Isa, F>) {
+      if (rows.word_stride == kGroupWordStride) {
+        return tile_q8k<typename Isa::Tile, F, kSigned, kPairValues, kFold, kGroupWordStride, R, NV>(rows, x,
+                                                                                                     n_cols / 256, out);
+      }
+    }
+    tile_q8k<typename Isa::Tile, F, kSigned, kPairValues, kFold, 4, R, NV>(rows, x, n_cols / 256, out);
   }
 };
-
-// When the tokens' codes exceed kBlockBytes (128 tokens of an 8192-value row are 1 MiB: more than L2), rows
-// are taken kGroupTiles row tiles at a time and decoded once, and the tokens swept in blocks of about
-// kBlockBytes, each block across all tiles of the group, so that a block stays in L2 while every row of the
-// group uses it.
-inline constexpr size_t kGroupTiles = 4;
-inline constexpr size_t kBlockBytes = 256 * 1024;
 
 // Rows [row_begin, row_end) of the problem from the panels of `a`, format family `Tiles`.
 template <class Isa, class Tiles>
@@ -405,16 +452,15 @@ void matmul_tiled(const MatmulProblem& p, const QuantizedActivations& a, size_t 
   const uint8_t* weights = weight_bytes(p);
   const size_t block_tokens = std::max(T, kBlockBytes / p.n_cols / T * T);
   const size_t token_tiles = (p.n_tokens + T - 1) / T;
-  // When all tokens are one block, a group of one tile keeps its decoded rows in L1.
-  const size_t group_size = (p.n_tokens > block_tokens ? kGroupTiles : 1) * R;
+  // When all tokens are one block, a group of one tile keeps its decoded rows in L1; interleaved weights are decoded
+  // a group of 8 rows at a time (each code vector unpacked once for its 8 rows).
+  const size_t min_rows = p.layout == WeightLayout::interleaved8 ? kInterleavedRows : R;
+  const size_t group_size = p.n_tokens > block_tokens ? kGroupTiles * R : std::max<size_t>(min_rows, R);
   for (size_t g0 = row_begin; g0 < row_end; g0 += group_size) {
     const size_t group_rows = std::min(group_size, row_end - g0);
     const size_t n_tiles = (group_rows + R - 1) / R;
     DecodedRows<R> tiles[kGroupTiles];
-    for (size_t i = 0; i < n_tiles; ++i) {
-      const size_t nr = std::min<size_t>(R, group_rows - i * R);
-      tiles[i] = Tiles::template decode<R>(weights, row_bytes, p.layout, g0 + i * R, nr, p.n_cols, buf, i * R);
-    }
+    Tiles::template decode<R>(weights, row_bytes, p.layout, g0, group_rows, p.n_cols, buf, tiles);
     // The next group's weights, a part per tile computed.
     const uint8_t* next = weights + (g0 + group_rows) * row_bytes;
     const size_t next_bytes = std::min(group_size, row_end - g0 - group_rows) * row_bytes;
