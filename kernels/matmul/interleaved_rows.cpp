@@ -272,6 +272,53 @@ void interleave_iq4xs_block(const uint8_t* const (&blocks)[kInterleavedRows], ui
   }
 }
 
+// ---- Q5_K and Q5_0: a 4-bit layout and the fifth bits -------------------------------------------------------
+
+// Where the fifth bit of value v (0-31) of a 32-value unit sits among that unit's 32 interleaved fifth-bit bytes at
+// `at`: byte 4r + v % 4, bit 4 (v % 8 / 4) + v / 8.
+size_t fifth_bit_byte(size_t at, int v, size_t r) { return at + 4 * r + static_cast<size_t>(v % 4); }
+int fifth_bit_shift(int v) { return 4 * (v % 8 / 4) + v / 8; }
+
+// Q5_K (176 bytes: f16 d, f16 dmin, scales[12], qh[32], qs[128]) is Q4_K (144 bytes: the same without qh) plus the
+// fifth bit of value v at bit v / 32 of qh[v % 32].
+void q4k_part_of_q5k(const uint8_t* q5k, uint8_t* q4k) {
+  std::memcpy(q4k, q5k, 16);
+  std::memcpy(q4k + 16, q5k + 48, 128);
+}
+
+void interleave_q5k_block(const uint8_t* const (&blocks)[kInterleavedRows], uint8_t* out) {
+  uint8_t q4k[kInterleavedRows][144];
+  const uint8_t* parts[kInterleavedRows];
+  for (size_t r = 0; r < kInterleavedRows; ++r) {
+    q4k_part_of_q5k(blocks[r], q4k[r]);
+    parts[r] = q4k[r];
+  }
+  interleave_q4k_block(parts, out);
+  std::memset(out + kQ5KInterleavedHighBits, 0, kQ5KInterleavedBlockBytes - kQ5KInterleavedHighBits);
+  for (size_t r = 0; r < kInterleavedRows; ++r) {
+    for (int v = 0; v < 256; ++v) {
+      put_bits(out, fifth_bit_byte(kQ5KInterleavedHighBits + 32 * static_cast<size_t>(v / 32), v % 32, r),
+               fifth_bit_shift(v % 32), get_bits(blocks[r], 16 + static_cast<size_t>(v % 32), v / 32, 1));
+    }
+  }
+}
+
+// Q5_0 (22 bytes: f16 d, qh[4], qs[16]): Q4_0's codes at 6 and the fifth bit of value v at bit v of qh.
+void interleave_q5_0_block(const uint8_t* const (&blocks)[kInterleavedRows], uint8_t* out) {
+  std::memset(out + kQ5_0InterleavedHighBits, 0, kQ5_0InterleavedCodes - kQ5_0InterleavedHighBits);
+  for (size_t r = 0; r < kInterleavedRows; ++r) {
+    const uint8_t* w = blocks[r];
+    std::memcpy(out + 2 * r, w, 2);
+    for (int i = 0; i < 4; ++i) {
+      store_u32(out + kQ5_0InterleavedCodes + 32 * i + 4 * r, lane_codes(w + 6 + 8 * (i % 2), i >= 2));
+    }
+    for (int v = 0; v < 32; ++v) {
+      put_bits(out, fifth_bit_byte(kQ5_0InterleavedHighBits, v, r), fifth_bit_shift(v),
+               get_bits(w, 2 + static_cast<size_t>(v / 8), v % 8, 1));
+    }
+  }
+}
+
 // One format's block sizes and its two directions.
 struct InterleavedFormat {
   size_t block_bytes;  // one row's block in the file
@@ -287,6 +334,8 @@ const InterleavedFormat* interleaved_format(GgmlType type) {
   static constexpr InterleavedFormat kQ2K{84, interleave_q2k_block, q2k_block_of_lane};
   static constexpr InterleavedFormat kQ3K{110, interleave_q3k_block, q3k_block_of_lane};
   static constexpr InterleavedFormat kIq4Xs{136, interleave_iq4xs_block, iq4xs_block_of_lane};
+  static constexpr InterleavedFormat kQ5K{176, interleave_q5k_block, q5k_block_of_lane};
+  static constexpr InterleavedFormat kQ5_0{22, interleave_q5_0_block, q5_0_block_of_lane};
   if (type == GgmlType::Q4_K) return &kQ4K;
   if (type == GgmlType::Q6_K) return &kQ6K;
   if (type == GgmlType::Q8_0) return &kQ8_0;
@@ -294,6 +343,8 @@ const InterleavedFormat* interleaved_format(GgmlType type) {
   if (type == GgmlType::Q2_K) return &kQ2K;
   if (type == GgmlType::Q3_K) return &kQ3K;
   if (type == GgmlType::IQ4_XS) return &kIq4Xs;
+  if (type == GgmlType::Q5_K) return &kQ5K;
+  if (type == GgmlType::Q5_0) return &kQ5_0;
   return nullptr;
 }
 
@@ -396,6 +447,32 @@ void iq4xs_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block
   for (int v = 0; v < 256; ++v) {
     put_bits(block, iq4xs_file_byte(v), iq4xs_file_shift(v),
              get_bits(group_block, iq4xs_lane_byte(v, lane), iq4xs_lane_shift(v), 4));
+  }
+}
+
+void q5k_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block) {
+  uint8_t q4k[144];
+  q4k_block_of_lane(group_block, lane, q4k);
+  std::memcpy(block, q4k, 16);
+  std::memset(block + 16, 0, 32);
+  std::memcpy(block + 48, q4k + 16, 128);
+  for (int v = 0; v < 256; ++v) {
+    put_bits(
+        block, 16 + static_cast<size_t>(v % 32), v / 32,
+        get_bits(group_block, fifth_bit_byte(kQ5KInterleavedHighBits + 32 * static_cast<size_t>(v / 32), v % 32, lane),
+                 fifth_bit_shift(v % 32), 1));
+  }
+}
+
+void q5_0_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block) {
+  std::memcpy(block, group_block + 2 * lane, 2);
+  std::memset(block + 2, 0, 20);
+  for (int i = 0; i < 4; ++i) {
+    file_codes(u32_at(group_block + kQ5_0InterleavedCodes + 32 * i + 4 * lane), i >= 2, block + 6 + 8 * (i % 2));
+  }
+  for (int v = 0; v < 32; ++v) {
+    put_bits(block, 2 + static_cast<size_t>(v / 8), v % 8,
+             get_bits(group_block, fifth_bit_byte(kQ5_0InterleavedHighBits, v, lane), fifth_bit_shift(v), 1));
   }
 }
 

@@ -40,6 +40,12 @@
 //   [0, 16) d; [16, 80) low nibbles and [80, 112) top bits of the 128 6-bit scales (biased by 32); [112, 624)
 //   the codes' low 2 bits; [624, 880) their third bits: 32 bytes per sub-block pair (2p, 2p + 1), bytes 4r..4r+3
 //   row r's, byte b holding value 16j + 4i + b at bit 4 (j % 2) + i
+// The 5-bit formats add their fifth bits to a 4-bit layout, 32 bytes per 32 values: bytes 4r..4r+3 are row r's, byte
+// b holds at bit i the fifth bit of the value in the low nibble of code byte b of quarter i, at bit 4 + i that of the
+// high nibble's (values 8i + b and 8i + 4 + b of the 32).
+// Q5_K (1408 bytes = 8 x 176): Q4_K's layout in [0, 1152), then the fifth bits of sub-block j at 1152 + 32 j.
+// Q5_0 (176 bytes = 8 x 22): [0, 16) d; [16, 48) the fifth bits; [48, 176) the codes as Q4_0's.
+//
 // IQ4_XS (1088 bytes = 8 x 136):
 //   [0, 16) d; [16, 48) low nibbles and [48, 64) top bits of the 64 6-bit scales (biased by 32); [64, 1088) the
 //   4-bit codebook indices, placed as Q4_K's codes
@@ -65,11 +71,15 @@ inline constexpr size_t kQ8_0InterleavedBlockBytes = 8 * 34;
 inline constexpr size_t kQ2KInterleavedBlockBytes = 8 * 84;
 inline constexpr size_t kQ3KInterleavedBlockBytes = 8 * 110;
 inline constexpr size_t kIq4XsInterleavedBlockBytes = 8 * 136;
+inline constexpr size_t kQ5KInterleavedBlockBytes = 8 * 176;
+inline constexpr size_t kQ5_0InterleavedBlockBytes = 8 * 22;
 // Byte offsets inside the interleaved super-blocks of Q2_K, Q3_K and IQ4_XS (the layouts above).
 inline constexpr size_t kQ2KInterleavedCodes = 160;
 inline constexpr size_t kQ3KInterleavedScaleLow = 16, kQ3KInterleavedScaleTop = 80, kQ3KInterleavedLowBits = 112,
                         kQ3KInterleavedHighBits = 624;
 inline constexpr size_t kIq4XsInterleavedScaleLow = 16, kIq4XsInterleavedScaleTop = 48, kIq4XsInterleavedCodes = 64;
+inline constexpr size_t kQ5KInterleavedHighBits = 1152;
+inline constexpr size_t kQ5_0InterleavedHighBits = 16, kQ5_0InterleavedCodes = 48;
 
 // Whether weights of `type` have an interleaved layout.
 bool has_interleaved_layout(GgmlType type);
@@ -96,6 +106,8 @@ void q8_0_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block)
 void q2k_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block);
 void q3k_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block);
 void iq4xs_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block);
+void q5k_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block);
+void q5_0_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block);
 
 // Row `row` in the file's layout (out: its row bytes) from interleaved weights of n_rows x n_cols: what the
 // embedding lookup reads when a tied output projection was repacked.

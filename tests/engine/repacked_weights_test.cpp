@@ -1,9 +1,9 @@
 // Weights repacked at load (Model::load's `repack`, kernels/matmul/interleaved_rows.h): the Q4_K, Q6_K, Q4_0, Q8_0,
-// Q2_K, Q3_K and IQ4_XS matrices that a kernel reads interleaved are repacked into memory the Model owns, their bytes
-// the file's in another order; an untied token_embd, the other types and a model loaded with repack off stay in the
-// file's bytes; a tied output projection is repacked and the embedding lookup reads it interleaved; the logits are the
-// same bits either way, for prompts (tiled kernels), a few tokens and one-token steps; and a model repacked
-// for one kernel but run with another that cannot read the layout fails with a message, not wrong numbers.
+// Q2_K, Q3_K, Q5_K, Q5_0 and IQ4_XS matrices that a kernel reads interleaved are repacked into memory the Model owns,
+// their bytes the file's in another order; an untied token_embd, the other types and a model loaded with repack off
+// stay in the file's bytes; a tied output projection is repacked and the embedding lookup reads it interleaved; the
+// logits are the same bits either way, for prompts (tiled kernels), a few tokens and one-token steps; and a model
+// repacked for one kernel but run with another that cannot read the layout fails with a message, not wrong numbers.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -114,7 +114,8 @@ TEST_P(RepackedPure, LogitsAreTheSameBitsAsFromTheFileLayout) {
   for (unsigned threads : {1u, 2u}) EXPECT_EQ(logits_of(*repacked, threads), logits_of(*plain, 1)) << threads;
 }
 
-INSTANTIATE_TEST_SUITE_P(Types, RepackedPure, ::testing::Values("q4_0", "q8_0", "q2_k", "q3_k_m", "iq4_xs"),
+INSTANTIATE_TEST_SUITE_P(Types, RepackedPure,
+                         ::testing::Values("q4_0", "q8_0", "q2_k", "q3_k_m", "iq4_xs", "q5_0", "q5_k_m"),
                          [](const auto& info) { return std::string(info.param); });
 
 // A tied output projection (token_embd read by the products and by the embedding lookup, as in Llama 3.2 1B):

@@ -1,5 +1,6 @@
 #pragma once
-// The matrix-vector kernels of Q4_K, Q6_K, Q2_K, Q3_K, IQ4_XS, Q4_0 and Q8_0 weights in the interleaved layout
+// The matrix-vector kernels of Q4_K, Q5_K, Q6_K, Q2_K, Q3_K, IQ4_XS, Q4_0, Q5_0 and Q8_0 weights in the interleaved
+// layout
 // (kernels/matmul/interleaved_rows.h): each group of 8 rows is one contiguous run, its codes side by side in 32-bit
 // lanes (lane r = row r), so a vector of 4 activation codes broadcast to every lane multiplies 8 rows at once and no
 // row sums are reduced across lanes. The maddubs pair sums of a sub-block are added in int16 as far as they are exact
@@ -37,6 +38,7 @@ template <class Isa, class F>
 inline constexpr bool kInterleaves = std::is_same_v<F, Q4KFormat> || std::is_same_v<F, Q6KFormat> ||
                                      std::is_same_v<F, Q4_0Format> || std::is_same_v<F, Q8_0Format> ||
                                      std::is_same_v<F, Q2KFormat> || std::is_same_v<F, Q3KFormat> ||
+                                     std::is_same_v<F, Q5KFormat> || std::is_same_v<F, Q5_0Format> ||
                                      (std::is_same_v<F, Iq4XsFormat> && Isa::kWideUnsigned);
 
 // A shuffle mask that fills, in every 128-bit lane, byte k of 32-bit lane q with byte from[k] + q of the lane
@@ -50,6 +52,14 @@ inline __m256i lane_mask(const int (&from)[4]) {
     }
   }
   return load256(m);
+}
+
+// Bit `from` of every byte of v moved to bit `to`, the other bits cleared (the shift is in 16-bit lanes; what crosses
+// into a neighbour byte lands outside the mask).
+inline __m256i move_bit(__m256i v, int from, int to) {
+  const __m256i mask = _mm256_set1_epi8(static_cast<char>(1 << to));
+  if (from > to) return _mm256_and_si256(_mm256_srli_epi16(v, from - to), mask);
+  return _mm256_and_si256(_mm256_slli_epi16(v, to - from), mask);
 }
 
 // The sub-block dot products of the matrix-vector kernels, per 32-bit lane. Without VNNI the maddubs pair sums
@@ -101,8 +111,10 @@ inline void q4k_six_bit_pair(const uint8_t* low, __m256i high, int shift, __m256
 }
 
 // One interleaved super-block `gb` of 8 rows against one token's q8_K block x: lane r of I = the row's
-// sum_j s_j (codes_j . x_j), of M = sum_j m_j (sum of x_j), as Q4KFormat::sums makes them.
-template <class Isa>
+// sum_j s_j (codes_j . x_j), of M = sum_j m_j (sum of x_j), as Q4KFormat::sums (Q5KFormat::sums with kFifthBit)
+// makes them. Without VNNI, 5-bit codes fill an int16 with 4 maddubs pairs (4 x 2 x 31 x 128), so a sub-block's
+// quarters 0-1 and 2-3 are summed apart.
+template <class Isa, bool kFifthBit = false>
 inline void q4k_interleaved_sums(const uint8_t* gb, const BlockQ8K& x, const Q4KLaneMasks<Isa>& masks, __m256i& I,
                                  __m256i& M) {
   const __m256i low4 = _mm256_set1_epi8(0x0F);
@@ -114,14 +126,23 @@ inline void q4k_interleaved_sums(const uint8_t* gb, const BlockQ8K& x, const Q4K
   I = _mm256_setzero_si256();
 #pragma GCC unroll 8
   for (int j = 0; j < 8; ++j) {
-    SubBlockDots<Isa> dots;
+    SubBlockDots<Isa> dots, rest;
+    const __m256i fifth = kFifthBit ? load256(gb + kQ5KInterleavedHighBits + 32 * j) : _mm256_setzero_si256();
     for (int i = 0; i < 4; ++i) {
       const __m256i q = load256(codes + 128 * j + 32 * i);
       const auto* xq = reinterpret_cast<const uint8_t*>(x.qs + 32 * j + 8 * i);
-      dots.add(_mm256_and_si256(q, low4), _mm256_set1_epi32(static_cast<int>(u32_at(xq))));
-      dots.add(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), _mm256_set1_epi32(static_cast<int>(u32_at(xq + 4))));
+      __m256i lo = _mm256_and_si256(q, low4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+      if constexpr (kFifthBit) {
+        lo = _mm256_or_si256(lo, move_bit(fifth, i, 4));
+        hi = _mm256_or_si256(hi, move_bit(fifth, 4 + i, 4));
+      }
+      SubBlockDots<Isa>& sum = kFifthBit && !Isa::kWideUnsigned && i >= 2 ? rest : dots;
+      sum.add(lo, _mm256_set1_epi32(static_cast<int>(u32_at(xq))));
+      sum.add(hi, _mm256_set1_epi32(static_cast<int>(u32_at(xq + 4))));
     }
-    I = _mm256_add_epi32(I, dots.scaled(_mm256_shuffle_epi8(scales[j / 4], masks.scale[j % 4])));
+    const __m256i s = _mm256_shuffle_epi8(scales[j / 4], masks.scale[j % 4]);
+    I = _mm256_add_epi32(I, dots.scaled(s));
+    if constexpr (kFifthBit && !Isa::kWideUnsigned) I = _mm256_add_epi32(I, rest.scaled(s));
   }
   // The activation's 32-value sums as int16 pairs (x_2k, x_2k+1): 32-bit element k of (0, 1 | 4, 5) after the
   // per-lane pack, broadcast to every lane.
@@ -161,18 +182,29 @@ void for_row_groups(const MatmulProblem& p, size_t row_begin, size_t row_end, si
 // ---- Q4_0 and Q8_0 ---------------------------------------------------------------------------------------
 
 // One interleaved Q4_0 block `gb` of 8 rows against 32 activation codes, values 0-15 at `first`, 16-31 at
-// `second`: lane r = sum q x of row r (codes 0-15).
-template <class Isa>
+// `second`: lane r = sum q x of row r (codes 0-15). With kFifthBit, Q5_0's (codes 0-31: without VNNI, 4 maddubs pairs
+// fill an int16, so quarters 0-1 and 2-3 are summed apart).
+template <class Isa, bool kFifthBit = false>
 inline __m256i q4_0_interleaved_dots(const uint8_t* gb, const int8_t* first, const int8_t* second) {
   const __m256i low4 = _mm256_set1_epi8(0x0F);
-  SubBlockDots<Isa> dots;
+  const uint8_t* codes = gb + (kFifthBit ? kQ5_0InterleavedCodes : 16);
+  const __m256i fifth = kFifthBit ? load256(gb + kQ5_0InterleavedHighBits) : _mm256_setzero_si256();
+  SubBlockDots<Isa> dots, rest;
   for (int i = 0; i < 4; ++i) {
-    const __m256i q = load256(gb + 16 + 32 * i);
+    const __m256i q = load256(codes + 32 * i);
     const auto* x = reinterpret_cast<const uint8_t*>((i < 2 ? first : second) + 8 * (i % 2));
-    dots.add(_mm256_and_si256(q, low4), _mm256_set1_epi32(static_cast<int>(u32_at(x))));
-    dots.add(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), _mm256_set1_epi32(static_cast<int>(u32_at(x + 4))));
+    __m256i lo = _mm256_and_si256(q, low4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+    if constexpr (kFifthBit) {
+      lo = _mm256_or_si256(lo, move_bit(fifth, i, 4));
+      hi = _mm256_or_si256(hi, move_bit(fifth, 4 + i, 4));
+    }
+    SubBlockDots<Isa>& sum = kFifthBit && !Isa::kWideUnsigned && i >= 2 ? rest : dots;
+    sum.add(lo, _mm256_set1_epi32(static_cast<int>(u32_at(x))));
+    sum.add(hi, _mm256_set1_epi32(static_cast<int>(u32_at(x + 4))));
   }
-  return dots.scaled(Isa::kWideUnsigned ? _mm256_set1_epi32(1) : _mm256_set1_epi16(1));
+  const __m256i one = Isa::kWideUnsigned ? _mm256_set1_epi32(1) : _mm256_set1_epi16(1);
+  if constexpr (kFifthBit && !Isa::kWideUnsigned) return _mm256_add_epi32(dots.scaled(one), rest.scaled(one));
+  return dots.scaled(one);
 }
 
 // The same for Q8_0 (signed codes): with VNNI the codes + 128 as unsigned (the caller adds -128 sum x, Q8_0Format's
@@ -189,12 +221,20 @@ inline __m256i q8_0_interleaved_dots(const uint8_t* gb, const int8_t* first, con
   return dots;
 }
 
-// As matvec_k_interleaved, for Q4_0 and Q8_0: per block I = sum q x + kCodeOffset sum x, acc = fma(float(I),
+// Bytes of one interleaved block of 8 rows of 32-value format F.
+template <class F>
+constexpr size_t interleaved_q8_block_bytes() {
+  if constexpr (std::is_same_v<F, Q8_0Format>) return kQ8_0InterleavedBlockBytes;
+  if constexpr (std::is_same_v<F, Q5_0Format>) return kQ5_0InterleavedBlockBytes;
+  return kQ4_0InterleavedBlockBytes;
+}
+
+// As matvec_k_interleaved, for Q4_0, Q5_0 and Q8_0: per block I = sum q x + kCodeOffset sum x, acc = fma(float(I),
 // d dx, acc), as their matrix-vector kernels in the file's layout (x86_q8_formats.h) compute it.
 template <class Isa, class F>
 void matvec_q8_interleaved(const MatmulProblem& p, const QuantizedActivations& a, size_t row_begin, size_t row_end) {
-  constexpr bool kQ8 = std::is_same_v<F, Q8_0Format>;
-  constexpr size_t kBlockBytes = kQ8 ? kQ8_0InterleavedBlockBytes : kQ4_0InterleavedBlockBytes;
+  constexpr bool kQ8 = std::is_same_v<F, Q8_0Format>, kQ5 = std::is_same_v<F, Q5_0Format>;
+  constexpr size_t kBlockBytes = interleaved_q8_block_bytes<F>();
   constexpr int kOffset = F::template kCodeOffset<Isa>;
   const size_t nb = p.n_cols / 32;
   for_row_groups(p, row_begin, row_end, nb * kBlockBytes, [&](const uint8_t* group, size_t t) {
@@ -210,7 +250,7 @@ void matvec_q8_interleaved(const MatmulProblem& p, const QuantizedActivations& a
       const int8_t* first = paired ? xq + 64 * (b / 2) + 16 * (b % 2) : xq + 32 * b;
       const int8_t* second = paired ? first + 32 : first + 16;
       __m256i dots =
-          kQ8 ? q8_0_interleaved_dots<Isa>(gb, first, second) : q4_0_interleaved_dots<Isa>(gb, first, second);
+          kQ8 ? q8_0_interleaved_dots<Isa>(gb, first, second) : q4_0_interleaved_dots<Isa, kQ5>(gb, first, second);
       if constexpr (kOffset != 0) dots = _mm256_add_epi32(dots, _mm256_set1_epi32(kOffset * isums[b]));
       const __m256 d = _mm256_cvtph_ps(load128(gb));
       acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dots), _mm256_mul_ps(d, _mm256_set1_ps(dx[b])), acc);
@@ -303,14 +343,6 @@ inline void two_bit_codes(__m256i v, __m256i (&q)[4]) {
   q[1] = _mm256_and_si256(_mm256_srli_epi16(v, 2), three);
   q[2] = _mm256_and_si256(_mm256_srli_epi16(v, 4), three);
   q[3] = _mm256_and_si256(_mm256_srli_epi16(v, 6), three);
-}
-
-// Bit `from` of every byte of v moved to bit `to`, the other bits cleared (the shift is in 16-bit lanes; what crosses
-// into a neighbour byte lands outside the mask).
-inline __m256i move_bit(__m256i v, int from, int to) {
-  const __m256i mask = _mm256_set1_epi8(static_cast<char>(1 << to));
-  if (from > to) return _mm256_and_si256(_mm256_srli_epi16(v, from - to), mask);
-  return _mm256_and_si256(_mm256_slli_epi16(v, to - from), mask);
 }
 
 // Q3_K's codes (0..7) of sub-block j, as two_bit_codes gives them: the third bit of value 16j + 4i + b at bit
@@ -451,19 +483,21 @@ constexpr size_t interleaved_k_block_bytes() {
   if constexpr (std::is_same_v<F, Q6KFormat>) return kQ6KInterleavedBlockBytes;
   if constexpr (std::is_same_v<F, Q2KFormat>) return kQ2KInterleavedBlockBytes;
   if constexpr (std::is_same_v<F, Q3KFormat>) return kQ3KInterleavedBlockBytes;
+  if constexpr (std::is_same_v<F, Q5KFormat>) return kQ5KInterleavedBlockBytes;
   return kIq4XsInterleavedBlockBytes;
 }
 
-// The lane masks F's sums take: zero-extended scales and min pairs (Q4_K, Q2_K) or signed scales and scale pairs.
+// The lane masks F's sums take: zero-extended scales and min pairs (the formats with a min: Q4_K, Q5_K, Q2_K) or
+// signed scales and scale pairs.
 template <class Isa, class F>
-using InterleavedKMasks = std::conditional_t<std::is_same_v<F, Q4KFormat> || std::is_same_v<F, Q2KFormat>,
-                                             Q4KLaneMasks<Isa>, Q6KLaneMasks<Isa>>;
+using InterleavedKMasks = std::conditional_t<(F::kDminOffset >= 0), Q4KLaneMasks<Isa>, Q6KLaneMasks<Isa>>;
 
 // The integer terms of one interleaved super-block of F against x: I, and M for the formats with a min.
 template <class Isa, class F>
 inline void interleaved_k_sums(const uint8_t* gb, const BlockQ8K& x, const InterleavedKMasks<Isa, F>& masks, __m256i& I,
                                __m256i& M) {
   if constexpr (std::is_same_v<F, Q4KFormat>) q4k_interleaved_sums<Isa>(gb, x, masks, I, M);
+  if constexpr (std::is_same_v<F, Q5KFormat>) q4k_interleaved_sums<Isa, true>(gb, x, masks, I, M);
   if constexpr (std::is_same_v<F, Q2KFormat>) q2k_interleaved_sums<Isa>(gb, x, masks, I, M);
   if constexpr (std::is_same_v<F, Q6KFormat>) I = q6k_interleaved_sums<Isa>(gb, x, masks);
   if constexpr (std::is_same_v<F, Q3KFormat>) I = q3k_interleaved_sums<Isa>(gb, x, masks);
@@ -532,10 +566,17 @@ using LaneOuts = DecodedRowOut[kInterleavedRows];
 // at the block's first word) and each row's d, -dmin, scales and coefficient pairs at index b of out[lane], as
 // F::unpack gives them from the file's blocks.
 
-// A vector of 4-bit codes whose low nibbles are a row's values 8i..8i+3 and high ones 8i+4..8i+7: words 2i, 2i + 1.
-inline void store_nibble_words(__m256i q, const GroupWords& words, size_t i, __m256i table, bool lookup) {
+// A vector of 4-bit codes whose low nibbles are a row's values 8i..8i+3 and high ones 8i+4..8i+7: words 2i, 2i + 1;
+// with `fifth` (a 5-bit format), their fifth bits from bits i % 4 and 4 + i % 4 of its bytes.
+inline void store_nibble_words(__m256i q, const GroupWords& words, size_t i, __m256i table, bool lookup,
+                               const __m256i* fifth = nullptr) {
   const __m256i low4 = _mm256_set1_epi8(0x0F);
   __m256i lo = _mm256_and_si256(q, low4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+  if (fifth) {
+    const int bit = static_cast<int>(i % 4);
+    lo = _mm256_or_si256(lo, move_bit(*fifth, bit, 4));
+    hi = _mm256_or_si256(hi, move_bit(*fifth, 4 + bit, 4));
+  }
   if (lookup) {
     lo = _mm256_shuffle_epi8(table, lo);
     hi = _mm256_shuffle_epi8(table, hi);
@@ -544,7 +585,8 @@ inline void store_nibble_words(__m256i q, const GroupWords& words, size_t i, __m
   words.store(2 * i + 1, hi);
 }
 
-// Q4_K: codes 0..15, scales [8], min pairs [4], d, -dmin.
+// Q4_K: codes 0..15, scales [8], min pairs [4], d, -dmin; Q5_K (kFifthBit): codes 0..31.
+template <bool kFifthBit>
 inline void q4k_unpack_words(const uint8_t* gb, size_t sb, const GroupWords& words, const LaneOuts& out) {
   for (int lane = 0; lane < 8; ++lane) {
     int32_t* scales = out[lane].scales + 8 * sb;
@@ -559,13 +601,21 @@ inline void q4k_unpack_words(const uint8_t* gb, size_t sb, const GroupWords& wor
     }
     for (int k = 0; k < 4; ++k) out[lane].coefs[4 * sb + k] = int16_pair(mins[2 * k], mins[2 * k + 1]);
   }
-  for (size_t v = 0; v < 32; ++v) store_nibble_words(load256(gb + 128 + 32 * v), words, v, __m256i{}, false);
+  for (size_t v = 0; v < 32; ++v) {  // vector v: sub-block v / 4, quarter v % 4
+    const __m256i fifth = kFifthBit ? load256(gb + kQ5KInterleavedHighBits + 32 * (v / 4)) : __m256i{};
+    store_nibble_words(load256(gb + 128 + 32 * v), words, v, __m256i{}, false, kFifthBit ? &fifth : nullptr);
+  }
 }
 
-// Q4_0: codes 0..15 and d.
+// Q4_0: codes 0..15 and d; Q5_0 (kFifthBit): codes 0..31.
+template <bool kFifthBit>
 inline void q4_0_unpack_words(const uint8_t* gb, size_t b, const GroupWords& words, const LaneOuts& out) {
   for (int lane = 0; lane < 8; ++lane) out[lane].d[b] = half_at(gb + 2 * lane);
-  for (size_t i = 0; i < 4; ++i) store_nibble_words(load256(gb + 16 + 32 * i), words, i, __m256i{}, false);
+  const uint8_t* codes = gb + (kFifthBit ? kQ5_0InterleavedCodes : 16);
+  const __m256i fifth = kFifthBit ? load256(gb + kQ5_0InterleavedHighBits) : __m256i{};
+  for (size_t i = 0; i < 4; ++i) {
+    store_nibble_words(load256(codes + 32 * i), words, i, __m256i{}, false, kFifthBit ? &fifth : nullptr);
+  }
 }
 
 // Q8_0: codes (signed, or + 128 as unsigned with kFlip, as Q8_0Format::codes gives them) and d.
@@ -663,12 +713,14 @@ inline void iq4xs_unpack_words(const uint8_t* gb, size_t sb, const GroupWords& w
 // The decoder of interleaved blocks of format F: (group block, block index, the block's words, out[8]).
 template <class Isa, class F>
 constexpr auto interleaved_unpack() {
-  if constexpr (std::is_same_v<F, Q4KFormat>) return q4k_unpack_words;
+  if constexpr (std::is_same_v<F, Q4KFormat>) return q4k_unpack_words<false>;
+  if constexpr (std::is_same_v<F, Q5KFormat>) return q4k_unpack_words<true>;
   if constexpr (std::is_same_v<F, Q6KFormat>) return q6k_unpack_words;
   if constexpr (std::is_same_v<F, Q2KFormat>) return q2k_unpack_words;
   if constexpr (std::is_same_v<F, Q3KFormat>) return q3k_unpack_words;
   if constexpr (std::is_same_v<F, Iq4XsFormat>) return iq4xs_unpack_words<!F::template kSigned<Isa>>;
-  if constexpr (std::is_same_v<F, Q4_0Format>) return q4_0_unpack_words;
+  if constexpr (std::is_same_v<F, Q4_0Format>) return q4_0_unpack_words<false>;
+  if constexpr (std::is_same_v<F, Q5_0Format>) return q4_0_unpack_words<true>;
   if constexpr (std::is_same_v<F, Q8_0Format>) return q8_0_unpack_words<!F::template kSigned<Isa>>;
 }
 

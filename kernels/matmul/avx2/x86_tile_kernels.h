@@ -261,10 +261,8 @@ void decode_rows_q8(const uint8_t* weights, size_t row_bytes, WeightLayout layou
   }
   if constexpr (kInterleaves<Isa, F>) {
     if (layout == WeightLayout::interleaved8) {
-      constexpr size_t kBlockBytes =
-          std::is_same_v<F, Q8_0Format> ? kQ8_0InterleavedBlockBytes : kQ4_0InterleavedBlockBytes;
-      const size_t stride =
-          decode_interleaved_rows(weights, row_bytes, r0, nr, nb, kBlockBytes, 8, outs, interleaved_unpack<Isa, F>());
+      const size_t stride = decode_interleaved_rows(weights, row_bytes, r0, nr, nb, interleaved_q8_block_bytes<F>(), 8,
+                                                    outs, interleaved_unpack<Isa, F>());
       return tiles_of(outs, nr, stride, tiles);
     }
   }
