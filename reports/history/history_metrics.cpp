@@ -65,18 +65,20 @@ std::string main_metric_of(const nlohmann::json& config) {
     case WorkloadKind::PromptGenerate:
       return metric::kGenTokensPerSecond;
     case WorkloadKind::Batched:
+    case WorkloadKind::Serve:
       return metric::kAggregateTokensPerSecond;
   }
   return metric::kGenTokensPerSecond;
 }
 
 bool higher_is_better(std::string_view metric) {
-  return ends_with(metric, "_tps") || ends_with(metric, "_gbs") || ends_with(metric, "_pct") ||
-         ends_with(metric, "_share") || metric == metric::kInstructionsPerCycle;
+  return ends_with(metric, "_tps") || ends_with(metric, "_rps") || ends_with(metric, "_gbs") ||
+         ends_with(metric, "_pct") || ends_with(metric, "_share") || metric == metric::kInstructionsPerCycle;
 }
 
 std::string_view metric_unit(std::string_view metric) {
   if (ends_with(metric, "_tps")) return "tokens/s";
+  if (ends_with(metric, "_rps")) return "requests/s";
   if (ends_with(metric, "_ms")) return "ms";
   if (ends_with(metric, "_gbs")) return "GB/s";
   if (ends_with(metric, "_pct")) return "%";

@@ -83,7 +83,18 @@ struct WorkloadNeeds {
   uint32_t ctx = 0, decode_tokens = 1, outputs = 1;
 };
 
-WorkloadNeeds needs(const Workload& w) {
+// Cells of one served request: its prompt (synthetic text calibrated to about n_prompt of the model's tokens,
+// so allow an eighth more and the special tokens) and its generated tokens.
+uint32_t served_prompt_cells(const Workload& w) { return uint32_t(w.n_prompt + w.n_prompt / 8 + 8); }
+
+// `slots`: the context's sequences (the -np value), which a served workload's server fills.
+WorkloadNeeds needs(const Workload& w, uint32_t slots) {
+  if (w.kind == WorkloadKind::Serve) {
+    const uint32_t n = std::max<uint32_t>(slots, 1);
+    return {.ctx = n * (served_prompt_cells(w) + uint32_t(w.n_gen)),
+            .decode_tokens = n * served_prompt_cells(w),
+            .outputs = n};
+  }
   if (w.kind == WorkloadKind::Batched) {
     const uint32_t np = w.n_parallel;
     return {.ctx = np * uint32_t(w.n_prompt + w.n_gen),
@@ -175,7 +186,7 @@ struct Product {
   // One trial, or none when it coincides with an earlier one.
   std::optional<PlannedTrial> planned(const TrialGroup& group, const EngineSettings& picked, const Workload& w,
                                       const ModelShape& shape) {
-    const WorkloadNeeds need = needs(w);
+    const WorkloadNeeds need = needs(w, picked.context.n_seq_max);
     EngineSettings settings = fitted_to(picked, w, need);
     const ContextParams& c = settings.context;
     MemoryInputs in{.n_ctx = c.n_ctx,

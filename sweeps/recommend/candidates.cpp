@@ -75,10 +75,19 @@ int Candidate::n_parallel() const { return int(config_int(config, "n_parallel", 
 int64_t Candidate::n_ctx() const { return config_int(config, "n_ctx", 0); }
 
 nlohmann::json workload_shape(const nlohmann::json& workload) {
-  return {{"kind", config_text(workload, "kind")},
-          {"n_prompt", int(config_int(workload, "n_prompt", 0))},
-          {"n_gen", int(config_int(workload, "n_gen", 0))},
-          {"depth", int(config_int(workload, "depth", 0))}};
+  nlohmann::json shape{{"kind", config_text(workload, "kind")},
+                       {"n_prompt", int(config_int(workload, "n_prompt", 0))},
+                       {"n_gen", int(config_int(workload, "n_gen", 0))},
+                       {"depth", int(config_int(workload, "depth", 0))}};
+  // A served load is also its number of clients and its objective (the server's slots, -np, are the candidate's).
+  if (shape["kind"] == "serve") {
+    shape["clients"] = int(config_int(workload, "clients", 0));
+    for (const char* key : {"slo_ttft_ms", "slo_itl_ms"}) {
+      const auto it = workload.find(key);
+      shape[key] = it != workload.end() && it->is_number() ? it->get<double>() : 0.0;
+    }
+  }
+  return shape;
 }
 
 std::string describe_shape(const nlohmann::json& shape) {
@@ -94,6 +103,8 @@ std::string describe_shape(const nlohmann::json& shape) {
     text = fmt::format("pp{}+tg{}", pp, tg);
   else if (kind == "batched")
     text = fmt::format("batched pp{}+tg{}", pp, tg);
+  else if (kind == "serve")
+    text = fmt::format("serve c{} pp{}+tg{}", config_int(shape, "clients", 0), pp, tg);
   else
     text = fmt::format("{} pp{} tg{}", kind, pp, tg);
   if (depth > 0) text += fmt::format("@d{}", depth);

@@ -32,13 +32,6 @@ std::string command(const std::string& program, const std::string& model, const 
 
 std::vector<std::string> notes(const Candidate& candidate, const EngineSettings& settings) {
   std::vector<std::string> out;
-  const uint32_t n_parallel = settings.context.n_seq_max;
-  if (n_parallel > 1) {
-    out.push_back(
-        fmt::format("-np {}: infertune run decodes one sequence and `infertune serve` does not exist yet, so only the "
-                    "llama.cpp line (llama-server) serves {} parallel sequences",
-                    n_parallel, n_parallel));
-  }
   if (settings.placement.threads <= 0) {
     out.push_back("threads: the sweep used the number of physical cores (the commands' default)");
   }
@@ -62,13 +55,16 @@ std::string shell_quote(const std::string& text) {
   return quoted + "'";
 }
 
-CommandLines command_lines(const Candidate& candidate, std::optional<int64_t> host_physical_cores) {
+CommandLines command_lines(const Candidate& candidate, std::optional<int64_t> host_physical_cores, bool serving) {
   EngineSettings settings = read_config_fields_or_defaults(candidate.config);
   resolve_threads(settings.placement, host_physical_cores);
   CommandLines out;
-  out.infertune = command("infertune run", candidate.model_path,
-                          setting_command_flags(settings, Command::run, Spelling::infertune));
-  const bool server = settings.context.n_seq_max > 1;
+  // Parallel sequences are slots of a server: infertune serve and llama-server.
+  const bool server = serving || settings.context.n_seq_max > 1;
+  out.infertune = server ? command("infertune serve", candidate.model_path,
+                                   setting_command_flags(settings, Command::serve, Spelling::infertune))
+                         : command("infertune run", candidate.model_path,
+                                   setting_command_flags(settings, Command::run, Spelling::infertune));
   out.llama_cpp = command(server ? "llama-server" : "llama-cli", candidate.model_path,
                           setting_command_flags(settings, Command::run, Spelling::llama_cpp));
   out.notes = notes(candidate, settings);

@@ -14,7 +14,7 @@
 namespace infertune {
 namespace {
 
-constexpr std::array kScenarioNames{"latency", "throughput", "mixed"};
+constexpr std::array kScenarioNames{"latency", "throughput", "mixed", "serving"};
 
 Result<std::map<int64_t, std::string>> model_paths(ResultsStore& store) {
   auto query = store.database().prepare("SELECT id, path FROM models");
@@ -100,14 +100,16 @@ Result<RecommendationReport> recommend_sweep(ResultsStore& store, int64_t sweep_
 
   report.throughput_basis = choose_throughput_basis(report.candidates);
   report.latency_basis = choose_latency_basis(report.candidates);
+  report.serving_basis = choose_serving_basis(report.candidates);
+  if (options.scenarios.empty() && report.serving_basis) report.options.scenarios.push_back(Scenario::serving);
   score_candidates(report.candidates, report.throughput_basis, report.latency_basis);
   const bool any_eligible =
       std::ranges::any_of(report.candidates, [](const Candidate& c) { return c.excluded_reason.empty(); });
   if (!any_eligible) report.no_candidates_reason = why_no_candidates(report);
   for (Scenario scenario : report.options.scenarios) {
     ScenarioRecommendation s =
-        pick_scenario(scenario, report.candidates, report.throughput_basis, report.latency_basis);
-    if (s.winner) s.commands = command_lines(report.candidates[*s.winner], *cores);
+        pick_scenario(scenario, report.candidates, report.throughput_basis, report.latency_basis, report.serving_basis);
+    if (s.winner) s.commands = command_lines(report.candidates[*s.winner], *cores, scenario == Scenario::serving);
     if (!any_eligible) s.no_winner_reason = report.no_candidates_reason;
     report.scenarios.push_back(std::move(s));
   }

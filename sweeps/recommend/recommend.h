@@ -16,6 +16,9 @@
 //    pp_tps; higher is better.
 //  - mixed: the highest throughput among candidates whose latency score is within 25% of the best latency
 //    score of any candidate (a serving team's "as fast as possible without hurting interactive users").
+//  - serving (when the sweep ran served workloads, --serve): the most goodput_rps (requests per second that met
+//    the workload's objective, through the real server and its clients) on the served load with the most
+//    clients; its command lines start servers (`infertune serve`, `llama-server`).
 // Margin over the runner-up: the winner's score relative to the runner-up's, within noise when their 95%
 // confidence intervals (Student t, from the metric summaries) overlap.
 #include <nlohmann/json.hpp>
@@ -32,14 +35,14 @@
 
 namespace infertune {
 
-enum class Scenario { latency, throughput, mixed };
+enum class Scenario { latency, throughput, mixed, serving };
 
 std::string_view to_string(Scenario scenario);
 std::optional<Scenario> parse_scenario(std::string_view text);
 std::vector<Scenario> all_scenarios();
 
 struct RecommendOptions {
-  std::vector<Scenario> scenarios;  // empty: all three
+  std::vector<Scenario> scenarios;  // empty: all (serving only where the sweep ran served workloads)
   std::optional<uint64_t>
       max_mem_bytes;                  // exclude candidates whose peak RSS (larger of predicted, measured) exceeds it
   int64_t min_ctx = 0;                // exclude candidates whose context is smaller
@@ -77,7 +80,7 @@ struct Candidate {
 
 // What a scenario compares.
 struct Basis {
-  std::string metric;       // "aggregate_tps", "tg_tps", "pp_tps", or "latency" (TTFT + gaps x ITL)
+  std::string metric;       // "aggregate_tps", "tg_tps", "pp_tps", "goodput_rps", or "latency" (TTFT + gaps x ITL)
   nlohmann::json workload;  // {"kind", "n_prompt", "n_gen", "depth"}: the shape, any n_parallel
   std::string description;  // "aggregate_tps of batched pp128+tg64 (any -np)"
   // Latency only: which parts the score adds up (those the basis workload measured) and the number of gaps
@@ -96,7 +99,7 @@ struct Margin {
 };
 
 struct CommandLines {
-  std::string infertune;           // `infertune run ...`
+  std::string infertune;           // `infertune run ...`, or `infertune serve ... -np N` for a server
   std::string llama_cpp;           // `llama-cli ...`, or `llama-server ... -np N` for parallel sequences
   std::vector<std::string> notes;  // what a command cannot express (e.g. -np in infertune run)
 };
@@ -109,7 +112,7 @@ struct ScenarioRecommendation {
   std::optional<size_t> runner_up;  // index into RecommendationReport::candidates
   std::optional<int64_t> trial_id;  // the winner's trial of the basis workload
   std::optional<Estimate> winner_score, runner_up_score;
-  std::string score_unit;  // "tokens/s" or "ms"
+  std::string score_unit;  // "tokens/s", "ms" or "requests/s"
   std::optional<Margin> margin;
   CommandLines commands;
   std::string no_winner_reason;  // set when there is no winner
@@ -122,7 +125,7 @@ struct RecommendationReport {
   size_t n_ok = 0;
   size_t n_unusable = 0;              // ok trials whose config has no workload (left out)
   std::vector<Candidate> candidates;  // every configuration of the ok trials, excluded ones included
-  std::optional<Basis> throughput_basis, latency_basis;
+  std::optional<Basis> throughput_basis, latency_basis, serving_basis;
   std::vector<ScenarioRecommendation> scenarios;  // in the order of options.scenarios
   std::vector<size_t> pareto_front;               // indices of the non-dominated eligible candidates
   std::string no_candidates_reason;  // set when no candidate passes (empty sweep, only failures, constraints)

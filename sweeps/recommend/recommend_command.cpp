@@ -1,4 +1,4 @@
-// `infertune recommend --db results.db [--sweep ID] [--scenario latency|throughput|mixed|all] [--max-mem SIZE]
+// `infertune recommend --db results.db [--sweep ID] [--scenario latency|throughput|mixed|serving|all] [--max-mem SIZE]
 // [--min-ctx N] [--json FILE] [-o table|json]`: the recommended configurations of a sweep (recommend.h).
 #include <fmt/format.h>
 
@@ -33,7 +33,7 @@ Result<RecommendOptions> options_from(const RecommendFlags& flags) {
   options.store_recommendations = false;  // a reader: the sweep records its own recommendations
   if (flags.scenario != "all") {
     auto scenario = parse_scenario(flags.scenario);
-    if (!scenario) return fail("--scenario {}: expected latency, throughput, mixed or all", flags.scenario);
+    if (!scenario) return fail("--scenario {}: expected latency, throughput, mixed, serving or all", flags.scenario);
     options.scenarios = {*scenario};
   }
   if (!flags.max_mem.empty()) {
@@ -100,7 +100,8 @@ void add_recommend_command(Subcommands& commands) {
                                [flags] { return run_recommend(*flags); });
   sub->add_option("--db", flags->db, "The results store (SQLite file)")->required();
   sub->add_option("--sweep", flags->sweep, "The sweep (default: the latest)");
-  sub->add_option("--scenario", flags->scenario, "latency, throughput, mixed or all")->capture_default_str();
+  sub->add_option("--scenario", flags->scenario, "latency, throughput, mixed, serving (sweeps with --serve) or all")
+      ->capture_default_str();
   sub->add_option("--max-mem", flags->max_mem,
                   "Only configurations whose peak RSS (predicted or measured, the "
                   "larger) fits: 8G, 512M, bytes");

@@ -193,6 +193,22 @@ ScenarioRecommendation pick_mixed(const std::vector<Candidate>& candidates, cons
   return r;
 }
 
+ScenarioRecommendation pick_serving(const std::vector<Candidate>& candidates, const std::optional<Basis>& basis) {
+  ScenarioRecommendation r = started(Scenario::serving, basis, "requests/s");
+  if (!basis) {
+    r.rule = "most goodput (requests/s within the objective) of a served load";
+    r.no_winner_reason = "no eligible configuration ran a served workload (sweep --serve)";
+    return r;
+  }
+  r.rule = fmt::format("most {}, at any -np", basis->description);
+  auto ranked = rank(
+      candidates, [](const Candidate&) { return true; }, [&](const Candidate& c) { return throughput_of(c, *basis); },
+      true);
+  fill_ranking(r, candidates, ranked, true);
+  if (!r.winner) r.no_winner_reason = fmt::format("no eligible configuration measured {}", basis->description);
+  return r;
+}
+
 std::string latency_description(const Basis& b) {
   const std::string shape = describe_shape(b.workload);
   if (b.with_ttft && b.with_itl) return fmt::format("mean TTFT + {} x mean ITL of {}", b.itl_gaps, shape);
@@ -247,6 +263,32 @@ std::optional<Basis> choose_latency_basis(const std::vector<Candidate>& candidat
   return b;
 }
 
+std::optional<Basis> choose_serving_basis(const std::vector<Candidate>& candidates) {
+  auto counts = count_shapes(
+      candidates, [](const Candidate&) { return true; },
+      [](const WorkloadResult& w) { return metric_of(w, metric::kGoodputPerSecond) != nullptr; },
+      [](const WorkloadResult&) { return false; });
+  const ShapeCount* best = nullptr;
+  for (const ShapeCount& s : counts) {
+    if (!best || s.count > best->count ||
+        (s.count == best->count && config_int(s.shape, "clients", 0) > config_int(best->shape, "clients", 0)))
+      best = &s;
+  }
+  if (!best) return std::nullopt;
+  Basis b;
+  b.metric = metric::kGoodputPerSecond;
+  b.workload = best->shape;
+  const double ttft = best->shape.value("slo_ttft_ms", 0.0), itl = best->shape.value("slo_itl_ms", 0.0);
+  std::string objective = "no objective: every completed request";
+  if (ttft > 0 || itl > 0) {
+    objective =
+        fmt::format("TTFT <= {} and time per output token <= {}", ttft > 0 ? fmt::format("{:g} ms", ttft) : "any",
+                    itl > 0 ? fmt::format("{:g} ms", itl) : "any");
+  }
+  b.description = fmt::format("mean goodput_rps of {} ({})", describe_shape(b.workload), objective);
+  return b;
+}
+
 void score_candidates(std::vector<Candidate>& candidates, const std::optional<Basis>& throughput,
                       const std::optional<Basis>& latency) {
   for (Candidate& c : candidates) {
@@ -264,7 +306,8 @@ void score_candidates(std::vector<Candidate>& candidates, const std::optional<Ba
 }
 
 ScenarioRecommendation pick_scenario(Scenario scenario, const std::vector<Candidate>& candidates,
-                                     const std::optional<Basis>& throughput, const std::optional<Basis>& latency) {
+                                     const std::optional<Basis>& throughput, const std::optional<Basis>& latency,
+                                     const std::optional<Basis>& serving) {
   switch (scenario) {
     case Scenario::latency:
       return pick_latency(candidates, latency);
@@ -272,6 +315,8 @@ ScenarioRecommendation pick_scenario(Scenario scenario, const std::vector<Candid
       return pick_throughput(candidates, throughput);
     case Scenario::mixed:
       return pick_mixed(candidates, throughput, latency);
+    case Scenario::serving:
+      return pick_serving(candidates, serving);
   }
   return {};
 }

@@ -18,6 +18,9 @@ std::optional<Basis> choose_throughput_basis(const std::vector<Candidate>& candi
 // Latency: among eligible candidates with 1..4 sequences, the workload shape with TTFT or ITL measured by
 // the most of them (a tie prefers a shape with both).
 std::optional<Basis> choose_latency_basis(const std::vector<Candidate>& candidates);
+// Serving: goodput_rps of the served load (kind serve) measured by the most eligible candidates; a tie goes to
+// the load with the most clients. None when no candidate ran a served workload.
+std::optional<Basis> choose_serving_basis(const std::vector<Candidate>& candidates);
 
 // Fills throughput_tps, latency_ms and the displayed latency metrics of every candidate (excluded ones
 // too, so the output can show them) on the bases.
@@ -27,6 +30,7 @@ void score_candidates(std::vector<Candidate>& candidates, const std::optional<Ba
 // Winner, runner-up, scores, margin and the rule in words; no_winner_reason when nothing qualifies. The
 // command lines are left to the caller.
 ScenarioRecommendation pick_scenario(Scenario scenario, const std::vector<Candidate>& candidates,
-                                     const std::optional<Basis>& throughput, const std::optional<Basis>& latency);
+                                     const std::optional<Basis>& throughput, const std::optional<Basis>& latency,
+                                     const std::optional<Basis>& serving = std::nullopt);
 
 }  // namespace infertune

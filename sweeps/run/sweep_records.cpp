@@ -123,6 +123,13 @@ SpecText::WorkloadText workload_text(const Workload& w) {
     t.fields = {{"np", count(w.n_parallel)}, {"pp", count(w.n_prompt)}, {"tg", count(w.n_gen)}};
     return t;
   }
+  if (w.kind == WorkloadKind::Serve) {
+    t.fields = {{"clients", count(w.clients)}, {"pp", count(w.n_prompt)}, {"tg", count(w.n_gen)}};
+    const auto ms = [](double v) { return fmt::format("{}ms", v); };
+    if (w.slo_ttft_ms > 0) t.fields["slo_ttft"] = ms(w.slo_ttft_ms);
+    if (w.slo_itl_ms > 0) t.fields["slo_itl"] = ms(w.slo_itl_ms);
+    return t;
+  }
   if (w.kind != WorkloadKind::Generate) t.fields["pp"] = count(w.n_prompt);
   if (w.kind != WorkloadKind::Prompt) t.fields["tg"] = count(w.n_gen);
   if (w.depth != 0) t.fields["depth"] = count(w.depth);

@@ -26,6 +26,11 @@ constexpr std::array kFlags{
     SpecFlag{"pg", "--pg", "-pg", "-pg PP,TG: a prompt then generation (repeatable)"},
     SpecFlag{"depth", "-d,--n-depth", "-d", "Tokens cached before each pp/tg/pg workload (default 0)"},
     SpecFlag{"batched", "--batched", "--batched", "NP_LIST:PP,TG batched workloads, e.g. 1,2,4:128,64"},
+    SpecFlag{"serve", "--serve", "--serve",
+             "C_LIST:PP,TG served workloads: C clients against the server (its -np slots), e.g. 1,4,8:90,32"},
+    SpecFlag{"slo_ttft", "--slo-ttft", "--slo-ttft",
+             "Served workloads' goodput objective: time to first token (500ms)"},
+    SpecFlag{"slo_itl", "--slo-itl", "--slo-itl", "Served workloads' goodput objective: time per output token (100ms)"},
     SpecFlag{"max_mem", "--max-mem", "--max-mem", "Skip configurations predicted to need more (8G, 512M)"},
     SpecFlag{"min_ctx", "--min-ctx", "--min-ctx", "Skip configurations with a smaller context"},
     SpecFlag{"time_budget", "--time-budget", "--time-budget", "For the whole sweep (90s, 30m, 2h)"},
@@ -57,7 +62,7 @@ std::vector<FlagAlias> sweep_flag_aliases() {
 
 SpecText merge_spec_flags(SpecText base, const SpecFlagText& flags) {
   // Workloads given as flags replace the spec's `workloads:` list too.
-  for (std::string_view key : {"n_prompt", "n_gen", "pg", "depth", "batched"}) {
+  for (std::string_view key : {"n_prompt", "n_gen", "pg", "depth", "batched", "serve"}) {
     auto it = flags.values.find(std::string(key));
     if (it != flags.values.end() && !it->second.empty()) base.workloads.clear();
   }

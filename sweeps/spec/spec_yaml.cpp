@@ -39,7 +39,7 @@ Result<SpecText::WorkloadText> workload(const std::string& source, const YAML::N
     const std::string name = field.first.Scalar();
     if (field.second.IsScalar()) {
       w.fields[name] = field.second.Scalar();
-    } else if (field.second.IsSequence() && name == "np") {
+    } else if (field.second.IsSequence() && (name == "np" || name == "clients")) {
       std::string joined;
       for (const auto& v : field.second) joined += (joined.empty() ? "" : ",") + v.Scalar();
       w.fields[name] = joined;

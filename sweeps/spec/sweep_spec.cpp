@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string_view>
 
+#include "bench/loadgen/load_options.h"
 #include "engine/settings/setting_flags.h"
 #include "engine/settings/settings_table.h"
 #include "engine/settings/value_lists.h"
@@ -20,9 +21,9 @@ namespace infertune {
 namespace {
 
 // The spec's own keys; the others are the settings the sweep takes (settings_table.h).
-constexpr std::array<std::string_view, 12> kSweepKeys{"models",  "base_model", "quant_types", "n_prompt",
-                                                      "n_gen",   "pg",         "depth",       "batched",
-                                                      "max_mem", "min_ctx",    "time_budget", "order"};
+constexpr std::array<std::string_view, 15> kSweepKeys{"models",  "base_model", "quant_types", "n_prompt",    "n_gen",
+                                                      "pg",      "depth",      "batched",     "serve",       "slo_ttft",
+                                                      "slo_itl", "max_mem",    "min_ctx",     "time_budget", "order"};
 
 // A generous cap on token counts and sizes: a typo is an error, not a sweep that cannot run.
 constexpr int kMaxTokens = 1 << 22;
@@ -101,6 +102,56 @@ Status add_batched(const std::string& text, const std::string& where, std::vecto
   return {};
 }
 
+// The service-level objective of served workloads: "500ms", "0.5s", "2" (seconds) as milliseconds.
+struct ServeSlo {
+  double ttft_ms = 0, itl_ms = 0;
+};
+
+Result<double> slo_ms(const std::string& text, const std::string& where) {
+  auto seconds = parse_duration_seconds(text);
+  if (!seconds) return fail("{}: {}", where, seconds.error().message);
+  return 1000.0 * *seconds;
+}
+
+// The top-level slo_ttft / slo_itl (--slo-ttft, --slo-itl): the objective of every --serve workload.
+Result<ServeSlo> top_level_slo(const SpecText& t) {
+  ServeSlo slo;
+  for (auto [key, into] : {std::pair{"slo_ttft", &slo.ttft_ms}, std::pair{"slo_itl", &slo.itl_ms}}) {
+    const SpecEntry* e = find(t, key);
+    if (!e) continue;
+    auto text = single(*e);
+    if (!text) return text.error();
+    auto ms = slo_ms(*text, e->where);
+    if (!ms) return ms.error();
+    *into = *ms;
+  }
+  return slo;
+}
+
+// --serve C_LIST:PP,TG, e.g. "1,4,8:90,32": one Serve workload per number of clients.
+Status add_serve(const std::string& text, const std::string& where, const ServeSlo& slo, std::vector<Workload>& into) {
+  const auto colon = text.find(':');
+  if (colon == std::string::npos) return fail("{}: '{}' is not C_LIST:PP,TG (e.g. 1,4,8:90,32)", where, text);
+  auto clients = parse_int_list({text.substr(0, colon)}, where);
+  if (!clients) return clients.error();
+  auto pair = parse_pair_list({text.substr(colon + 1)}, where);
+  if (!pair) return pair.error();
+  const auto [pp, tg] = pair->front();
+  if (pp < 1 || tg < 1 || pp > kMaxTokens || tg > kMaxTokens) {
+    return fail("{}: a served request needs 1..{} prompt and generated tokens, not {},{}", where, kMaxTokens, pp, tg);
+  }
+  for (int c : *clients) {
+    if (c < 1 || c > 256) return fail("{}: {} clients is outside 1..256", where, c);
+    into.push_back({.kind = WorkloadKind::Serve,
+                    .n_prompt = pp,
+                    .n_gen = tg,
+                    .clients = c,
+                    .slo_ttft_ms = slo.ttft_ms,
+                    .slo_itl_ms = slo.itl_ms});
+  }
+  return {};
+}
+
 // The flat keys (bench's -p, -n, -pg, -d, and --batched) as workloads: every depth for each pp/tg/pg.
 Status flat_workloads(const SpecText& t, std::vector<Workload>& into) {
   std::vector<int> pp, tg, depth{0};
@@ -128,21 +179,48 @@ Status flat_workloads(const SpecText& t, std::vector<Workload>& into) {
       if (Status s = add_batched(v, e->where, into); !s) return s;
     }
   }
+  if (const SpecEntry* e = find(t, "serve")) {
+    auto slo = top_level_slo(t);
+    if (!slo) return slo.error();
+    for (const auto& v : e->values) {
+      if (Status s = add_serve(v, e->where, *slo, into); !s) return s;
+    }
+  }
   return {};
 }
 
+// A served workload of the YAML list: {clients: "1,4,8", pp: 90, tg: 32, slo_ttft: 500ms, slo_itl: 100ms}.
+Status listed_serve(const SpecText::WorkloadText& w, int pp, int tg, int depth, std::vector<Workload>& into) {
+  if (depth != 0) return fail("{}: a served workload (clients) takes no depth", w.where);
+  if (w.fields.contains("np")) return fail("{}: give np (batched) or clients (served), not both", w.where);
+  ServeSlo slo;
+  for (auto [key, into_ms] : {std::pair{"slo_ttft", &slo.ttft_ms}, std::pair{"slo_itl", &slo.itl_ms}}) {
+    auto it = w.fields.find(key);
+    if (it == w.fields.end()) continue;
+    auto ms = slo_ms(it->second, fmt::format("{}: {}", w.where, key));
+    if (!ms) return ms.error();
+    *into_ms = *ms;
+  }
+  return add_serve(fmt::format("{}:{},{}", w.fields.at("clients"), pp, tg), w.where, slo, into);
+}
+
 // One item of the YAML `workloads:` list: {pp: 512}, {tg: 128}, {pp: 512, tg: 128, depth: 4096},
-// {np: "1,2,4", pp: 128, tg: 64} (batched).
+// {np: "1,2,4", pp: 128, tg: 64} (batched), {clients: "1,4", pp: 90, tg: 32, slo_ttft: 500ms} (served).
 Status listed_workload(const SpecText::WorkloadText& w, std::vector<Workload>& into) {
   int pp = 0, tg = 0, depth = 0;
+  static constexpr std::array<std::string_view, 7> kKeys{"pp", "tg", "depth", "np", "clients", "slo_ttft", "slo_itl"};
   for (const auto& [key, value] : w.fields) {
-    if (key != "pp" && key != "tg" && key != "depth" && key != "np") {
-      return fail("{}: unknown workload key '{}' (pp, tg, depth, np)", w.where, key);
+    if (std::ranges::find(kKeys, key) == kKeys.end()) {
+      return fail("{}: unknown workload key '{}' (pp, tg, depth, np, clients, slo_ttft, slo_itl)", w.where, key);
     }
-    if (key == "np") continue;
+    if (key != "pp" && key != "tg" && key != "depth") continue;
     auto n = parse_count(value, w.where, key);
     if (!n) return n.error();
     (key == "pp" ? pp : key == "tg" ? tg : depth) = *n;
+  }
+  if (w.fields.contains("clients")) return listed_serve(w, pp, tg, depth, into);
+  if (w.fields.contains("slo_ttft") || w.fields.contains("slo_itl")) {
+    return fail("{}: slo_ttft and slo_itl belong to a served workload (clients)", w.where);
   }
   if (auto np = w.fields.find("np"); np != w.fields.end()) {
     if (depth != 0) return fail("{}: a batched workload (np) takes no depth", w.where);
@@ -277,17 +355,26 @@ std::string Workload::name() const {
       return depth ? fmt::format("pp{}+tg{}@d{}", n_prompt, n_gen, depth) : fmt::format("pp{}+tg{}", n_prompt, n_gen);
     case WorkloadKind::Batched:
       return fmt::format("batched np{} pp{}+tg{}", n_parallel, n_prompt, n_gen);
+    case WorkloadKind::Serve:
+      return fmt::format("serve c{} pp{}+tg{}", clients, n_prompt, n_gen);
   }
   return "?";
 }
 
 nlohmann::json Workload::to_json() const {
-  static constexpr std::array<const char*, 4> kKinds{"pp", "tg", "pp+tg", "batched"};
-  return {{"kind", kKinds[static_cast<size_t>(kind)]},
-          {"n_prompt", n_prompt},
-          {"n_gen", n_gen},
-          {"depth", depth},
-          {"n_parallel", n_parallel}};
+  static constexpr std::array<const char*, 5> kKinds{"pp", "tg", "pp+tg", "batched", "serve"};
+  nlohmann::json j{{"kind", kKinds[static_cast<size_t>(kind)]},
+                   {"n_prompt", n_prompt},
+                   {"n_gen", n_gen},
+                   {"depth", depth},
+                   {"n_parallel", n_parallel}};
+  // Only a served workload has these, so the other kinds' configurations (and their hashes) stay as they were.
+  if (kind == WorkloadKind::Serve) {
+    j["clients"] = clients;
+    j["slo_ttft_ms"] = slo_ttft_ms;
+    j["slo_itl_ms"] = slo_itl_ms;
+  }
+  return j;
 }
 
 nlohmann::json SweepSpec::to_json() const {

@@ -17,17 +17,25 @@
 
 namespace infertune {
 
-enum class WorkloadKind { Prompt, Generate, PromptGenerate, Batched };
+enum class WorkloadKind { Prompt, Generate, PromptGenerate, Batched, Serve };
 
 // One measured task. Prompt/Generate/PromptGenerate run with `depth` tokens already cached; Batched runs
-// `n_parallel` sequences at once, each a prompt of n_prompt then n_gen generated tokens.
+// `n_parallel` sequences at once, each a prompt of n_prompt then n_gen generated tokens; Serve runs the
+// OpenAI-compatible server over the trial's context (its slots: the -np dimension) and `clients` closed-loop
+// clients sending it requests of about n_prompt tokens for n_gen generated ones.
 struct Workload {
   WorkloadKind kind = WorkloadKind::Prompt;
   int n_prompt = 0;
   int n_gen = 0;
   int depth = 0;
-  int n_parallel = 1;        // Batched only (the -np dimension applies to the others)
-  std::string name() const;  // "pp512", "tg128", "pp512+tg128", "pp512@d4096", "batched np4 pp128+tg64"
+  int n_parallel = 1;  // Batched only (the -np dimension applies to the others)
+  int clients = 0;     // Serve only
+  // Serve only: goodput counts the requests whose time to first token and mean time per output token are
+  // within these (0: no limit).
+  double slo_ttft_ms = 0;
+  double slo_itl_ms = 0;
+  // "pp512", "tg128", "pp512+tg128", "pp512@d4096", "batched np4 pp128+tg64", "serve c4 pp90+tg32"
+  std::string name() const;
   nlohmann::json to_json() const;
 };
 

@@ -11,6 +11,12 @@ inline constexpr const char* kEndToEndLatencyMs = "e2e_ms";                // re
 inline constexpr const char* kAggregateTokensPerSecond = "aggregate_tps";  // all sequences' tokens / wall time
 inline constexpr const char* kModelLoadMs = "load_ms";
 
+// Per repetition of a served workload (the server and loadgen's clients, sweeps/trial/workload_serve.cpp):
+// completed requests per second, and those that met the workload's objective (time to first token, mean time
+// per output token) per second.
+inline constexpr const char* kRequestsPerSecond = "request_rps";
+inline constexpr const char* kGoodputPerSecond = "goodput_rps";
+
 // Per repetition of a trial that generates tokens: bytes of weights read per decode step x steps per second
 // (one step reads every weight once, whatever its number of sequences), and that as a percentage of the
 // host's measured all-core read bandwidth. Once per trial: the KV cache's bytes for the context's cells.

@@ -51,15 +51,16 @@ Status check_planned(const ContextParams& c) {
 }
 
 Result<WorkloadKind> workload_kind(std::string_view name) {
-  static constexpr std::array<std::pair<std::string_view, WorkloadKind>, 4> kKinds{
+  static constexpr std::array<std::pair<std::string_view, WorkloadKind>, 5> kKinds{
       {{"pp", WorkloadKind::Prompt},
        {"tg", WorkloadKind::Generate},
        {"pp+tg", WorkloadKind::PromptGenerate},
-       {"batched", WorkloadKind::Batched}}};
+       {"batched", WorkloadKind::Batched},
+       {"serve", WorkloadKind::Serve}}};
   for (const auto& [text, kind] : kKinds) {
     if (text == name) return kind;
   }
-  return fail("config field 'workload.kind': '{}' is not pp, tg, pp+tg or batched", name);
+  return fail("config field 'workload.kind': '{}' is not pp, tg, pp+tg, batched or serve", name);
 }
 
 // What each kind needs to be a measurement at all.
@@ -72,8 +73,14 @@ Status check_workload(const Workload& w) {
   if (needs_gen && w.n_gen < 1) {
     return fail("config field 'workload.n_gen': a {} workload needs at least 1 generated token", w.name());
   }
-  if (w.kind == WorkloadKind::Batched && w.depth != 0) {
-    return fail("config field 'workload.depth': a batched workload takes no depth (got {})", w.depth);
+  if ((w.kind == WorkloadKind::Batched || w.kind == WorkloadKind::Serve) && w.depth != 0) {
+    return fail("config field 'workload.depth': a {} workload takes no depth (got {})", w.name(), w.depth);
+  }
+  if (w.kind == WorkloadKind::Serve && w.clients < 1) {
+    return fail("config field 'workload.clients': a served workload needs at least 1 client (got {})", w.clients);
+  }
+  if (w.slo_ttft_ms < 0 || w.slo_itl_ms < 0) {
+    return fail("config field 'workload.slo_ttft_ms' / 'slo_itl_ms': {} / {} is negative", w.slo_ttft_ms, w.slo_itl_ms);
   }
   return {};
 }
@@ -88,12 +95,23 @@ Result<Workload> parse_workload(const nlohmann::json& j) {
   auto kind = workload_kind(*kind_name);
   if (!kind) return kind.error();
   w.kind = *kind;
-  const std::array<std::pair<const char*, int*>, 4> counts{
-      {{"n_prompt", &w.n_prompt}, {"n_gen", &w.n_gen}, {"depth", &w.depth}, {"n_parallel", &w.n_parallel}}};
+  const std::array<std::pair<const char*, int*>, 5> counts{{{"n_prompt", &w.n_prompt},
+                                                            {"n_gen", &w.n_gen},
+                                                            {"depth", &w.depth},
+                                                            {"n_parallel", &w.n_parallel},
+                                                            {"clients", &w.clients}}};
   for (const auto& [key, into] : counts) {
+    // Only a served workload stores its clients (the other kinds' configurations predate it).
+    if (std::string_view(key) == "clients" && !j.contains(key) && w.kind != WorkloadKind::Serve) continue;
     auto n = integer(j, key, std::string_view(key) == "n_parallel" ? 1 : 0, kMaxCount, "workload.");
     if (!n) return n.error();
     *into = static_cast<int>(*n);
+  }
+  for (auto [key, into] : {std::pair{"slo_ttft_ms", &w.slo_ttft_ms}, std::pair{"slo_itl_ms", &w.slo_itl_ms}}) {
+    const auto it = j.find(key);
+    if (it == j.end()) continue;
+    if (!it->is_number()) return fail("config field 'workload.{}': expected a number, got {}", key, it->dump());
+    *into = it->get<double>();
   }
   if (Status s = check_workload(w); !s) return s.error();
   return w;

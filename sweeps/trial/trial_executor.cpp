@@ -113,7 +113,7 @@ Result<TrialMeasurement> measure(const Model& model, const nlohmann::json& confi
   Context& ctx = *setup->context;
   const WeightTraffic traffic{.bytes_per_step = model_facts(model).weight_bytes_per_token,
                               .host_read_bandwidth_gbs = environment.host_read_bandwidth_gbs};
-  auto workload = make_trial_workload(parsed->workload, ctx, traffic);
+  auto workload = make_trial_workload(parsed->workload, ctx, model, traffic);
   if (!workload) return workload.error();
 
   TrialMeasurement m;

@@ -7,6 +7,13 @@ namespace {
 
 // What the context must hold for the workload; the planner sizes n_ctx so, a hand-written config may not.
 Status check_fits(const Workload& w, const Context& ctx) {
+  if (w.kind == WorkloadKind::Serve) {
+    const uint64_t cells = uint64_t(w.n_prompt) + uint64_t(w.n_gen);
+    if (cells > ctx.n_ctx()) {
+      return fail("config field 'n_ctx': {} cells are fewer than one served request's {}", ctx.n_ctx(), cells);
+    }
+    return {};
+  }
   if (w.kind == WorkloadKind::Batched) {
     const auto np = uint32_t(w.n_parallel);
     const uint64_t cells = uint64_t(np) * uint64_t(w.n_prompt + w.n_gen);
@@ -51,7 +58,7 @@ void add_gpu_usage(SampleSink& sink, const GpuUsage& usage) {
   if (usage.mean_memory_clock_mhz > 0) sink.add(metric::kGpuMemoryClockMhz, usage.mean_memory_clock_mhz);
 }
 
-Result<std::unique_ptr<TrialWorkload>> make_trial_workload(const Workload& w, Context& ctx,
+Result<std::unique_ptr<TrialWorkload>> make_trial_workload(const Workload& w, Context& ctx, const Model& model,
                                                            const WeightTraffic& traffic) {
   if (Status s = check_fits(w, ctx); !s) return s.error();
   switch (w.kind) {
@@ -63,6 +70,8 @@ Result<std::unique_ptr<TrialWorkload>> make_trial_workload(const Workload& w, Co
       return make_prompt_generate_workload(w, ctx, traffic);
     case WorkloadKind::Batched:
       return make_batched_workload(w, ctx, traffic);
+    case WorkloadKind::Serve:
+      return make_serve_workload(w, ctx, model);
   }
   return fail("workload kind {} is not known", static_cast<int>(w.kind));
 }

@@ -9,7 +9,9 @@
 //   tg N @ depth D:   tg_tps, ttft_ms (the first step), itl_ms (steps 2..N, one per gap)     main: tg_tps
 //   pp N + tg M:      pp_tps, tg_tps, ttft_ms (prompt + first step), itl_ms, e2e_ms          main: tg_tps
 //   batched np:       per request ttft_ms, itl_ms, e2e_ms; aggregate_tps, pp_tps             main: aggregate_tps
-// and, where tokens are generated, weight_read_gbs and bandwidth_pct (weight_bandwidth below).
+//   serve c:          per request ttft_ms, itl_ms, e2e_ms; aggregate_tps, request_rps,
+//                     goodput_rps (the server and its clients, HTTP included)                 main: aggregate_tps
+// and, where tokens are generated (but served), weight_read_gbs and bandwidth_pct (weight_bandwidth below).
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "engine/context/context.h"
+#include "engine/model/model.h"
 #include "kernels/result.h"
 #include "sweeps/metrics/gpu_sampler.h"
 #include "sweeps/spec/sweep_spec.h"
@@ -63,7 +66,7 @@ class TrialWorkload {
 
 // The workload's runner on `ctx` (which must outlive it). Errors when the context cannot hold the workload
 // (its cells, its sequences, a batch it cannot take), naming the config field to change.
-Result<std::unique_ptr<TrialWorkload>> make_trial_workload(const Workload& workload, Context& ctx,
+Result<std::unique_ptr<TrialWorkload>> make_trial_workload(const Workload& workload, Context& ctx, const Model& model,
                                                            const WeightTraffic& traffic);
 
 // The kinds (one file each).
@@ -72,5 +75,7 @@ std::unique_ptr<TrialWorkload> make_generate_workload(const Workload& w, Context
 std::unique_ptr<TrialWorkload> make_prompt_generate_workload(const Workload& w, Context& ctx,
                                                              const WeightTraffic& traffic);
 std::unique_ptr<TrialWorkload> make_batched_workload(const Workload& w, Context& ctx, const WeightTraffic& traffic);
+// Starts the trial's server (an error when it cannot: no tokenizer, no port).
+Result<std::unique_ptr<TrialWorkload>> make_serve_workload(const Workload& w, Context& ctx, const Model& model);
 
 }  // namespace infertune

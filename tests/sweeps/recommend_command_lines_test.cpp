@@ -46,12 +46,38 @@ TEST(RecommendCommandLines, CarryEveryValue) {
       EXPECT_TRUE(has(line, part)) << part << " in " << line;
     }
   }
-  EXPECT_EQ(lines.infertune.rfind("infertune run ", 0), 0u) << lines.infertune;
-  EXPECT_FALSE(has(lines.infertune, "-np")) << "infertune run has no -np: " << lines.infertune;
+  // Parallel sequences are a server's slots: both lines start one.
+  EXPECT_EQ(lines.infertune.rfind("infertune serve ", 0), 0u) << lines.infertune;
+  EXPECT_TRUE(has(lines.infertune, "-np 4")) << lines.infertune;
   EXPECT_EQ(lines.llama_cpp.rfind("llama-server ", 0), 0u) << lines.llama_cpp;
   EXPECT_TRUE(has(lines.llama_cpp, "-np 4")) << lines.llama_cpp;
-  ASSERT_FALSE(lines.notes.empty());
-  EXPECT_NE(lines.notes[0].find("-np 4"), std::string::npos) << lines.notes[0];
+}
+
+// The serving scenario's winner runs as a server even with one slot; its infertune line is read back by
+// `infertune serve`'s own flags.
+TEST(RecommendCommandLines, ServingLinesStartServersAndParseBack) {
+  nlohmann::json config = trial_config(2, 1, single_workload("tg", 0, 64), 4096);
+  config["n_batch"] = 256;
+  const CommandLines lines = command_lines(candidate(config), 8, /*serving=*/true);
+  EXPECT_EQ(lines.infertune.rfind("infertune serve ", 0), 0u) << lines.infertune;
+  EXPECT_EQ(lines.llama_cpp.rfind("llama-server ", 0), 0u) << lines.llama_cpp;
+
+  std::vector<std::string> args;
+  std::istringstream words(lines.infertune.substr(std::string("infertune serve ").size()));
+  for (std::string word; words >> word;) args.push_back(word);
+  CLI::App app;
+  std::string model;
+  app.add_option("-m", model);
+  EngineSettings parsed = default_engine_settings();
+  add_setting_flags(app, Command::serve, parsed, [] { return Result<CpuSet>(CpuSet::range(0, 63)); });
+  rewrite_flag_aliases(args, setting_flag_aliases(Command::serve));
+  std::ranges::reverse(args);
+  ASSERT_NO_THROW(app.parse(std::move(args))) << lines.infertune;
+  const EngineSettings expected = read_config_fields_or_defaults(config);
+  for (const Setting* s : settings_of(Command::serve)) {
+    if (s->key == "threads" || s->key == "threads_batch") continue;  // resolved to the host's 8 cores
+    EXPECT_EQ(s->read(parsed), s->read(expected)) << s->key << " in " << lines.infertune;
+  }
 }
 
 TEST(RecommendCommandLines, OneSequenceIsLlamaCliAndAutoThreadsResolve) {

@@ -2,6 +2,8 @@
 // configuration are one candidate; empty and failed-only sweeps give a clear message.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "recommend_test_data.h"
 #include "sweeps/recommend/candidates.h"
 #include "test_support.h"
@@ -75,6 +77,45 @@ TEST_F(RecommendScenarios, EachScenarioPicksTheHandComputedConfiguration) {
   EXPECT_EQ(np_of(r, mixed.winner), 2);
   EXPECT_EQ(np_of(r, mixed.runner_up), 1);
   EXPECT_NE(mixed.rule.find("850.00 ms"), std::string::npos) << mixed.rule;
+}
+
+TEST_F(RecommendScenarios, ServingAppearsOnlyWithServedWorkloads) {
+  const auto r = run(no_store_options());
+  EXPECT_EQ(r.scenarios.size(), 3u);  // no served workload: latency, throughput, mixed
+  for (const auto& s : r.scenarios) EXPECT_NE(s.scenario, Scenario::serving);
+}
+
+// Served loads of 1 and 4 clients on three -np values: the serving scenario compares goodput on the 4-client load
+// (every configuration measured both: the tie goes to the most clients), and its lines start servers.
+TEST(RecommendServing, MostGoodputOnTheHeaviestLoadWins) {
+  int64_t sweep = 0;
+  ResultsStore store = store_with_sweep(temp_dir() / "results.db", sweep);
+  const auto served = [](int clients) {
+    return nlohmann::json{{"kind", "serve"}, {"n_prompt", 90},     {"n_gen", 32},          {"depth", 0},
+                          {"n_parallel", 1}, {"clients", clients}, {"slo_ttft_ms", 500.0}, {"slo_itl_ms", 0.0}};
+  };
+  // (np, goodput at 1 client, goodput at 4): np 2 wins at 4 clients, np 1 would at 1.
+  for (auto [np, one, four] : {std::tuple{1, 3.0, 2.0}, std::tuple{2, 2.5, 5.0}, std::tuple{4, 2.0, 4.0}}) {
+    for (auto [clients, goodput] : {std::pair{1, one}, std::pair{4, four}}) {
+      MetricValues m = batched_metrics(40, 100, 20);
+      m[metric::kGoodputPerSecond] = around(goodput, goodput * 0.01);
+      record(store, sweep, {trial_config(2, np, served(clients)), m});
+    }
+  }
+  auto r = recommend_sweep(store, sweep, no_store_options());
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->candidates.size(), 3u);
+  const ScenarioRecommendation& s = r->scenarios.back();
+  ASSERT_EQ(s.scenario, Scenario::serving);
+  ASSERT_TRUE(s.winner && s.runner_up) << s.no_winner_reason;
+  EXPECT_EQ(r->candidates[*s.winner].n_parallel(), 2);
+  EXPECT_EQ(r->candidates[*s.runner_up].n_parallel(), 4);
+  EXPECT_NEAR(s.winner_score->value, 5.0, 1e-9);
+  EXPECT_EQ(s.score_unit, "requests/s");
+  EXPECT_NE(s.rule.find("serve c4 pp90+tg32"), std::string::npos) << s.rule;
+  EXPECT_NE(s.rule.find("TTFT <= 500 ms"), std::string::npos) << s.rule;
+  EXPECT_EQ(s.commands.infertune.rfind("infertune serve ", 0), 0u) << s.commands.infertune;
+  EXPECT_EQ(s.commands.llama_cpp.rfind("llama-server ", 0), 0u) << s.commands.llama_cpp;
 }
 
 TEST_F(RecommendScenarios, LatencyIntervalAddsThePartsInQuadrature) {

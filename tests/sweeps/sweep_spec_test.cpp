@@ -95,6 +95,44 @@ TEST(SweepSpec, FlagsGiveTheSameSpecAsYaml) {
   EXPECT_EQ(flags->hash(), expected.hash());
 }
 
+TEST(SweepSpec, ServedWorkloadsFromFlagsAndYaml) {
+  auto flags =
+      from_flags({{"models", {"m.gguf"}}, {"serve", {"1,4:90,32"}}, {"slo_ttft", {"500ms"}}, {"slo_itl", {"0.1s"}}});
+  ASSERT_TRUE(flags) << flags.error().message;
+  ASSERT_EQ(flags->workloads.size(), 2u);
+  EXPECT_EQ(flags->workloads[0].name(), "serve c1 pp90+tg32");
+  EXPECT_EQ(flags->workloads[1].name(), "serve c4 pp90+tg32");
+  EXPECT_EQ(flags->workloads[1].slo_ttft_ms, 500.0);
+  EXPECT_EQ(flags->workloads[1].slo_itl_ms, 100.0);
+  auto yaml =
+      from_yaml("models: m.gguf\nworkloads:\n  - {clients: [1, 4], pp: 90, tg: 32, slo_ttft: 500ms, slo_itl: 100ms}\n");
+  ASSERT_TRUE(yaml) << yaml.error().message;
+  EXPECT_EQ(yaml->to_json(), flags->to_json());
+  // Only served workloads carry clients and an objective: the other kinds' canonical form is as before.
+  EXPECT_TRUE(flags->to_json()["workloads"][0].contains("clients"));
+  auto plain = from_flags({{"models", {"m.gguf"}}, {"n_gen", {"16"}}});
+  ASSERT_TRUE(plain) << plain.error().message;
+  EXPECT_FALSE(plain->to_json()["workloads"][0].contains("clients"));
+}
+
+TEST(SweepSpec, ServedWorkloadErrorsNameTheKey) {
+  auto spec = from_flags({{"models", {"m.gguf"}}, {"serve", {"4"}}});
+  ASSERT_FALSE(spec);
+  EXPECT_NE(spec.error().message.find("--serve"), std::string::npos) << spec.error().message;
+  spec = from_flags({{"models", {"m.gguf"}}, {"serve", {"0:90,32"}}});
+  ASSERT_FALSE(spec);
+  EXPECT_NE(spec.error().message.find("clients"), std::string::npos) << spec.error().message;
+  spec = from_flags({{"models", {"m.gguf"}}, {"serve", {"2:90,32"}}, {"slo_ttft", {"soon"}}});
+  ASSERT_FALSE(spec);
+  EXPECT_NE(spec.error().message.find("--slo-ttft"), std::string::npos) << spec.error().message;
+  spec = from_yaml("models: m.gguf\nworkloads:\n  - {clients: 2, np: 2, pp: 9, tg: 3}\n");
+  ASSERT_FALSE(spec);
+  EXPECT_NE(spec.error().message.find("np (batched) or clients"), std::string::npos) << spec.error().message;
+  spec = from_yaml("models: m.gguf\nworkloads:\n  - {pp: 9, tg: 3, slo_ttft: 1s}\n");
+  ASSERT_FALSE(spec);
+  EXPECT_NE(spec.error().message.find("served workload"), std::string::npos) << spec.error().message;
+}
+
 TEST(SweepSpec, HashIgnoresKeyOrderButNotValues) {
   auto a = from_yaml("models: m.gguf\nthreads: [1, 2]\nbatch_size: 256\n");
   auto b = from_yaml("batch_size: 256\nthreads: 1,2\nmodels: [m.gguf]\n");

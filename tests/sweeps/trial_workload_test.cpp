@@ -1,6 +1,7 @@
-// run_trial on the fixture model, one test per workload kind: which metrics each repetition holds and how
-// many values (one itl_ms per gap between tokens), the warmup flagged as repetition 0, the main metric, the
-// stop flag, and the errors of a context that cannot hold the workload.
+// run_trial on the fixture model, one test per workload kind (the served one through a real server and its
+// clients): which metrics each repetition holds and how many values (one itl_ms per gap between tokens), the
+// warmup flagged as repetition 0, the main metric, the stop flag, and the errors of a context that cannot hold
+// the workload.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -191,6 +192,67 @@ TEST(TrialWorkload, BatchedFourSequencesGenerateEveryToken) {
     if (s.metric == metric::kEndToEndLatencyMs) max_e2e = std::max(max_e2e, s.value);
   }
   EXPECT_LE(aggregate, 1000.0 * np * n_gen / max_e2e * (1 + 1e-9));
+}
+
+// A served workload: the server of `infertune serve` over the trial's context on a loopback port, loadgen's
+// closed loop as its clients. Every request streams its n_gen tokens; each repetition is 4 requests per client;
+// goodput counts the requests within the objective.
+nlohmann::json served(int clients, int n_prompt, int n_gen, double slo_ttft_ms) {
+  nlohmann::json w = workload("serve", n_prompt, n_gen);
+  w["clients"] = clients;
+  w["slo_ttft_ms"] = slo_ttft_ms;
+  w["slo_itl_ms"] = 0.0;
+  return w;
+}
+
+// (metric, repetition) -> its one value.
+double value_of(const TrialMeasurement& m, const char* metric, int64_t repetition) {
+  for (const Sample& s : m.samples) {
+    if (s.metric == metric && s.repetition == repetition) return s.value;
+  }
+  ADD_FAILURE() << metric << " has no value in repetition " << repetition;
+  return -1;
+}
+
+TEST(TrialWorkload, ServedClientsStreamEveryRequest) {
+  const int np = 2, clients = 3, n_prompt = 12, n_gen = 4, requests = 4 * clients;
+  const auto m = run(config_for(served(clients, n_prompt, n_gen, 3.6e6), 256, np));
+  EXPECT_EQ(m.main_metric, metric::kAggregateTokensPerSecond);
+  auto n = counts(m);
+  for (int64_t rep : {0, 1, 2}) {
+    EXPECT_EQ((n[{metric::kTimeToFirstTokenMs, rep}]), requests);
+    EXPECT_EQ((n[{metric::kEndToEndLatencyMs, rep}]), requests);
+    // One gap per streamed chunk after the first: at most one per token (a token that ends inside a UTF-8
+    // character streams with the next).
+    EXPECT_GT((n[{metric::kInterTokenLatencyMs, rep}]), 0);
+    EXPECT_LE((n[{metric::kInterTokenLatencyMs, rep}]), requests * (n_gen - 1));
+    for (const char* once : {metric::kAggregateTokensPerSecond, metric::kRequestsPerSecond, metric::kGoodputPerSecond})
+      EXPECT_EQ((n[{once, rep}]), 1) << once;
+    // An hour's objective: every request is good.
+    EXPECT_DOUBLE_EQ(value_of(m, metric::kGoodputPerSecond, rep), value_of(m, metric::kRequestsPerSecond, rep));
+    // Every request's n_gen tokens over the repetition's wall time.
+    EXPECT_NEAR(value_of(m, metric::kAggregateTokensPerSecond, rep),
+                n_gen * value_of(m, metric::kRequestsPerSecond, rep), 1e-6 * n_gen * requests);
+  }
+  EXPECT_EQ(workload_metrics_of(m, 2),
+            (std::set<std::string>{metric::kTimeToFirstTokenMs, metric::kInterTokenLatencyMs,
+                                   metric::kEndToEndLatencyMs, metric::kAggregateTokensPerSecond,
+                                   metric::kRequestsPerSecond, metric::kGoodputPerSecond}));
+}
+
+TEST(TrialWorkload, ServedGoodputCountsOnlyRequestsWithinTheObjective) {
+  // A first token within a microsecond: no request meets it.
+  const auto m = run(config_for(served(2, 8, 3, 0.001), 128, 2));
+  for (int64_t rep : {1, 2}) {
+    EXPECT_EQ(value_of(m, metric::kGoodputPerSecond, rep), 0.0);
+    EXPECT_GT(value_of(m, metric::kRequestsPerSecond, rep), 0.0);
+  }
+}
+
+TEST(TrialWorkload, ServedWorkloadNeedsAClient) {
+  auto m = run_trial(fixture_model(), config_for(served(0, 8, 3, 0), 128, 2), kTwoReps, kEnvironment);
+  ASSERT_FALSE(m);
+  EXPECT_NE(m.error().message.find("workload.clients"), std::string::npos) << m.error().message;
 }
 
 TEST(TrialWorkload, WithoutWarmupRepetitionsCountFromZero) {
