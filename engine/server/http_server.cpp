@@ -68,6 +68,9 @@ HttpServer::HttpServer(HttpOptions options, ServerMetrics& metrics)
   const int threads = std::max(1, options_.threads);
   server_->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
   server_->set_payload_max_length(options_.max_body_bytes);
+  // Streamed tokens are small writes, one per token: with Nagle's algorithm each waits for the client's (delayed)
+  // ACK of the one before, which bunches tokens and adds up to 40 ms to a gap.
+  server_->set_tcp_nodelay(true);
   server_->set_read_timeout(options_.timeout_s, 0);
   server_->set_write_timeout(options_.timeout_s, 0);
   add_routes();

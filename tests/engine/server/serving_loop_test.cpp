@@ -60,9 +60,10 @@ TEST(ServingLoop, ConcurrentGreedyJobsGetTheirTokensDecodedAlone) {
 }
 
 TEST(ServingLoop, ACancelledJobFreesItsCells) {
-  // Long enough that it is still running when the cancellation arrives (the fixture makes ~10k tokens/s).
-  test::ServerHarness h({.n_parallel = 2, .start_http = false, .n_ctx = 2048});
-  auto submitted = h.loop().submit(greedy_job(prompt_of(1, 20, h.model().config().n_vocab), 2000));
+  // Long enough that it is still running when the cancellation arrives, even on a busy machine that leaves this
+  // thread waiting: the fixture makes ~10k tokens/s, so 16000 tokens take over a second.
+  test::ServerHarness h({.n_parallel = 2, .start_http = false, .n_ctx = 16384});
+  auto submitted = h.loop().submit(greedy_job(prompt_of(1, 20, h.model().config().n_vocab), 16000));
   ASSERT_TRUE(submitted.channel);
   size_t seen = 0;
   while (seen < 3) seen += submitted.channel->wait(1000ms).tokens.size();

@@ -3,21 +3,29 @@
 //
 //   infertune loadgen --url http://127.0.0.1:8080 -c 1,4,8 -n 32 --prompt-tokens 90 --max-tokens 32
 //   infertune loadgen --rate 0.5,1,2 --slo-ttft 500ms --slo-itl 100ms -o json
+//   infertune loadgen -c 1,4,8 --db results.db          (the levels also recorded as a sweep of the store)
 #include <fmt/format.h>
 
+#include <chrono>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "bench/bench_commands.h"
 #include "bench/loadgen/load_options.h"
 #include "bench/loadgen/load_report.h"
 #include "bench/loadgen/load_runner.h"
 #include "bench/loadgen/load_summary.h"
 #include "bench/loadgen/prompt_source.h"
 #include "bench/loadgen/stream_request.h"
+#include "bench/probe/host_fingerprint.h"
+#include "bench/probe/host_info.h"
+#include "bench/probe/probe_cache.h"
 #include "engine/cli/flag_ranges.h"
+#include "sweeps/store/load_level_records.h"
+#include "sweeps/store/record_sources.h"
+#include "sweeps/store/results_store.h"
+#include "sweeps/sweeps_commands.h"
 
 namespace infertune {
 namespace {
@@ -31,6 +39,7 @@ struct LoadgenFlags {
   std::string slo_ttft, slo_itl;
   std::string format = "md";
   bool no_ignore_eos = false;
+  std::string db;  // --db: also record the levels in this results store
 };
 
 // The first model the server lists, for servers that want a name.
@@ -59,6 +68,47 @@ double tokens_per_word(const LoadOptions& options) {
     return 1.3;
   }
   return static_cast<double>(body["tokens"].size()) / kSample;
+}
+
+// This machine's row of the store (the clients ran here; the server is the config's endpoint): the store's own row
+// for its fingerprint when it has one (never overwritten: it may hold a sweep's measured probe), else one made from
+// the cached probe, else from the host description alone (loadgen does not spend a probe's time measuring a
+// machine it only sends requests from).
+Result<int64_t> loadgen_host(ResultsStore& store) {
+  auto topology = read_host_topology();
+  if (!topology) return topology.error();
+  HostProbe probe;
+  probe.host = topology->info;
+  probe.fingerprint = host_fingerprint(probe.host);
+  auto query = store.database().prepare("SELECT id FROM hosts WHERE fingerprint = ?");
+  if (!query) return query.error();
+  query->bind(1, probe.fingerprint);
+  auto row = query->step();
+  if (!row) return row.error();
+  if (*row) return query->column_int(0);
+  if (auto dir = default_probe_cache_dir()) {
+    const ProbeCacheOptions cache{.dir = *dir,
+                                  .now_unix = std::chrono::duration_cast<std::chrono::seconds>(
+                                                  std::chrono::system_clock::now().time_since_epoch())
+                                                  .count()};
+    const MeasureProbe none = [](const HostTopology&) -> Result<HostProbe> { return fail("no cached probe"); };
+    if (auto cached = load_or_measure_host_probe(*topology, cache, none)) probe = cached->probe;
+  }
+  return store.upsert_host(host_record(probe));
+}
+
+Status record_in_store(const std::string& path, const LoadOptions& options, const std::vector<LevelRun>& runs,
+                       const std::vector<LevelSummary>& summaries) {
+  auto store = ResultsStore::open(path);
+  if (!store) return store.error();
+  auto host = loadgen_host(*store);
+  if (!host) return host.error();
+  auto build = store->upsert_build(this_build_record());
+  if (!build) return build.error();
+  auto sweep = record_load_levels(*store, *host, *build, options, runs, summaries);
+  if (!sweep) return sweep.error();
+  fmt::print(stderr, "loadgen: recorded as sweep {} of {}\n", *sweep, path);
+  return {};
 }
 
 Result<LoadFormat> parse_format(const std::string& name) {
@@ -109,15 +159,22 @@ int run_loadgen(LoadgenFlags& flags) {
   }
   fmt::print(stderr, "loadgen: {} model {} ({}), {} measured requests per level after {} warm-up, {} tokens out\n",
              o.url, o.model, flags.api, o.requests, o.warmup, o.max_tokens);
+  std::vector<LevelRun> runs;
   std::vector<LevelSummary> summaries;
   for (const LoadLevel& level : load_levels(o)) {
-    const LevelRun run = run_level(o, level, prompts);
+    runs.push_back(run_level(o, level, prompts));
+    const LevelRun& run = runs.back();
     summaries.push_back(summarize(run, o));
     const LevelSummary& s = summaries.back();
     fmt::print(stderr, "loadgen: {}: {} requests in {:.1f} s, {} errors{}\n", level_name(level), s.requests, s.wall_s,
                s.errors, s.errors ? " (first: " + s.first_error + ")" : "");
   }
   fmt::print("{}", format_summaries(summaries, o, *format));
+  if (!flags.db.empty()) {
+    if (Status s = record_in_store(flags.db, o, runs, summaries); !s) {
+      return report_error(kCommand, fmt::format("--db {}: {}", flags.db, s.error().message));
+    }
+  }
   for (const LevelSummary& s : summaries) {
     if (s.errors < s.requests) return 0;
   }
@@ -160,6 +217,7 @@ void add_loadgen_command(Subcommands& commands) {
   app->add_option("--timeout", o.timeout_s, "Per-request read timeout, seconds (default 600)")
       ->check(CLI::Range(1, 86400));
   app->add_option("-o,--output", flags->format, "md, csv, json or jsonl (default md)");
+  app->add_option("--db", flags->db, "Also record the levels in this results store (a sweep; report, export)");
 }
 
 }  // namespace infertune
