@@ -129,18 +129,38 @@ void fill_ranking(ScenarioRecommendation& r, const std::vector<Candidate>& candi
   r.margin = compute_margin(ranked[0].score, ranked[1].score, higher_is_better);
 }
 
-ScenarioRecommendation pick_throughput(const std::vector<Candidate>& candidates, const std::optional<Basis>& basis) {
-  ScenarioRecommendation r = started(Scenario::throughput, basis, "tokens/s");
+// The words of a scenario that ranks every eligible candidate by one score, highest first.
+struct HighestRule {
+  Scenario scenario;
+  const char* unit;
+  const char* rule_without_basis;
+  const char* no_basis_reason;
+  const char* rule;  // with {} for the basis's description
+};
+
+ScenarioRecommendation pick_highest(const HighestRule& words, const std::vector<Candidate>& candidates,
+                                    const std::optional<Basis>& basis,
+                                    const std::function<std::optional<Estimate>(const Candidate&)>& score) {
+  ScenarioRecommendation r = started(words.scenario, basis, words.unit);
   if (!basis) {
-    r.rule = "highest throughput at any parallelism";
-    r.no_winner_reason = "no eligible configuration measured aggregate_tps, tg_tps or pp_tps";
+    r.rule = words.rule_without_basis;
+    r.no_winner_reason = words.no_basis_reason;
     return r;
   }
-  r.rule = fmt::format("highest {}, at any parallelism", basis->description);
-  auto ranked = rank(
-      candidates, [](const Candidate&) { return true; }, [&](const Candidate& c) { return c.throughput_tps; }, true);
-  fill_ranking(r, candidates, ranked, true);
+  r.rule = fmt::format(fmt::runtime(words.rule), basis->description);
+  fill_ranking(r, candidates,
+               rank(
+                   candidates, [](const Candidate&) { return true; }, score, true),
+               true);
+  if (!r.winner) r.no_winner_reason = fmt::format("no eligible configuration measured {}", basis->description);
   return r;
+}
+
+ScenarioRecommendation pick_throughput(const std::vector<Candidate>& candidates, const std::optional<Basis>& basis) {
+  static constexpr HighestRule kWords{Scenario::throughput, "tokens/s", "highest throughput at any parallelism",
+                                      "no eligible configuration measured aggregate_tps, tg_tps or pp_tps",
+                                      "highest {}, at any parallelism"};
+  return pick_highest(kWords, candidates, basis, [](const Candidate& c) { return c.throughput_tps; });
 }
 
 ScenarioRecommendation pick_latency(const std::vector<Candidate>& candidates, const std::optional<Basis>& basis) {
@@ -194,19 +214,10 @@ ScenarioRecommendation pick_mixed(const std::vector<Candidate>& candidates, cons
 }
 
 ScenarioRecommendation pick_serving(const std::vector<Candidate>& candidates, const std::optional<Basis>& basis) {
-  ScenarioRecommendation r = started(Scenario::serving, basis, "requests/s");
-  if (!basis) {
-    r.rule = "most goodput (requests/s within the objective) of a served load";
-    r.no_winner_reason = "no eligible configuration ran a served workload (sweep --serve)";
-    return r;
-  }
-  r.rule = fmt::format("most {}, at any -np", basis->description);
-  auto ranked = rank(
-      candidates, [](const Candidate&) { return true; }, [&](const Candidate& c) { return throughput_of(c, *basis); },
-      true);
-  fill_ranking(r, candidates, ranked, true);
-  if (!r.winner) r.no_winner_reason = fmt::format("no eligible configuration measured {}", basis->description);
-  return r;
+  static constexpr HighestRule kWords{
+      Scenario::serving, "requests/s", "most goodput (requests/s within the objective) of a served load",
+      "no eligible configuration ran a served workload (sweep --serve)", "most {}, at any -np"};
+  return pick_highest(kWords, candidates, basis, [&](const Candidate& c) { return throughput_of(c, *basis); });
 }
 
 std::string latency_description(const Basis& b) {

@@ -85,17 +85,30 @@ Result<int> parse_count(std::string_view text, std::string_view where, std::stri
   return v;
 }
 
-// --batched NP_LIST:PP,TG, e.g. "1,2,4:128,64": one Batched workload per np value.
-Status add_batched(const std::string& text, const std::string& where, std::vector<Workload>& into) {
+// "LIST:PP,TG" (--batched, --serve): the list, the prompt and the generated tokens; `form` shows it for errors.
+struct ListAndPair {
+  std::vector<int> list;
+  int pp = 0, tg = 0;
+};
+
+Result<ListAndPair> list_and_pair(const std::string& text, const std::string& where, std::string_view form) {
   const auto colon = text.find(':');
-  if (colon == std::string::npos) return fail("{}: '{}' is not NP_LIST:PP,TG (e.g. 1,2,4:128,64)", where, text);
-  auto nps = parse_int_list({text.substr(0, colon)}, where);
-  if (!nps) return nps.error();
+  if (colon == std::string::npos) return fail("{}: '{}' is not {}", where, text, form);
+  auto list = parse_int_list({text.substr(0, colon)}, where);
+  if (!list) return list.error();
   auto pair = parse_pair_list({text.substr(colon + 1)}, where);
   if (!pair) return pair.error();
   const auto [pp, tg] = pair->front();
   if (pp > kMaxTokens || tg > kMaxTokens) return fail("{}: {},{} is too large", where, pp, tg);
-  for (int np : *nps) {
+  return ListAndPair{std::move(*list), pp, tg};
+}
+
+// --batched NP_LIST:PP,TG, e.g. "1,2,4:128,64": one Batched workload per np value.
+Status add_batched(const std::string& text, const std::string& where, std::vector<Workload>& into) {
+  auto parsed = list_and_pair(text, where, "NP_LIST:PP,TG (e.g. 1,2,4:128,64)");
+  if (!parsed) return parsed.error();
+  const auto& [nps, pp, tg] = *parsed;
+  for (int np : nps) {
     if (np < 1 || np > 256) return fail("{}: np {} is outside 1..256", where, np);
     into.push_back({.kind = WorkloadKind::Batched, .n_prompt = pp, .n_gen = tg, .n_parallel = np});
   }
@@ -130,17 +143,11 @@ Result<ServeSlo> top_level_slo(const SpecText& t) {
 
 // --serve C_LIST:PP,TG, e.g. "1,4,8:90,32": one Serve workload per number of clients.
 Status add_serve(const std::string& text, const std::string& where, const ServeSlo& slo, std::vector<Workload>& into) {
-  const auto colon = text.find(':');
-  if (colon == std::string::npos) return fail("{}: '{}' is not C_LIST:PP,TG (e.g. 1,4,8:90,32)", where, text);
-  auto clients = parse_int_list({text.substr(0, colon)}, where);
-  if (!clients) return clients.error();
-  auto pair = parse_pair_list({text.substr(colon + 1)}, where);
-  if (!pair) return pair.error();
-  const auto [pp, tg] = pair->front();
-  if (pp < 1 || tg < 1 || pp > kMaxTokens || tg > kMaxTokens) {
-    return fail("{}: a served request needs 1..{} prompt and generated tokens, not {},{}", where, kMaxTokens, pp, tg);
-  }
-  for (int c : *clients) {
+  auto parsed = list_and_pair(text, where, "C_LIST:PP,TG (e.g. 1,4,8:90,32)");
+  if (!parsed) return parsed.error();
+  const auto& [clients, pp, tg] = *parsed;
+  if (pp < 1 || tg < 1) return fail("{}: a served request needs prompt and generated tokens, not {},{}", where, pp, tg);
+  for (int c : clients) {
     if (c < 1 || c > 256) return fail("{}: {} clients is outside 1..256", where, c);
     into.push_back({.kind = WorkloadKind::Serve,
                     .n_prompt = pp,

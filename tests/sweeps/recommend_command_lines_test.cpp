@@ -29,6 +29,22 @@ bool has(const std::string& line, const std::string& part) {
   return (" " + line + " ").find(" " + part + " ") != std::string::npos;
 }
 
+// The settings `command`'s own flags (generated from the settings table, as the line is) read back from a command
+// line `program -m MODEL FLAGS...`; the model through `model`.
+EngineSettings parse_back(const std::string& line, const std::string& program, Command command, std::string& model) {
+  std::vector<std::string> args;
+  std::istringstream words(line.substr(program.size() + 1));
+  for (std::string word; words >> word;) args.push_back(word);
+  CLI::App app;
+  app.add_option("-m", model);
+  EngineSettings parsed = default_engine_settings();
+  add_setting_flags(app, command, parsed, [] { return Result<CpuSet>(CpuSet::range(0, 63)); });
+  rewrite_flag_aliases(args, setting_flag_aliases(command));
+  std::ranges::reverse(args);  // CLI11 takes a vector last argument first
+  EXPECT_NO_THROW(app.parse(std::move(args))) << line;
+  return parsed;
+}
+
 TEST(RecommendCommandLines, CarryEveryValue) {
   nlohmann::json config = trial_config(3, 4, batched_workload(4), 8192);
   config["threads_batch"] = 5;
@@ -62,17 +78,9 @@ TEST(RecommendCommandLines, ServingLinesStartServersAndParseBack) {
   EXPECT_EQ(lines.infertune.rfind("infertune serve ", 0), 0u) << lines.infertune;
   EXPECT_EQ(lines.llama_cpp.rfind("llama-server ", 0), 0u) << lines.llama_cpp;
 
-  std::vector<std::string> args;
-  std::istringstream words(lines.infertune.substr(std::string("infertune serve ").size()));
-  for (std::string word; words >> word;) args.push_back(word);
-  CLI::App app;
   std::string model;
-  app.add_option("-m", model);
-  EngineSettings parsed = default_engine_settings();
-  add_setting_flags(app, Command::serve, parsed, [] { return Result<CpuSet>(CpuSet::range(0, 63)); });
-  rewrite_flag_aliases(args, setting_flag_aliases(Command::serve));
-  std::ranges::reverse(args);
-  ASSERT_NO_THROW(app.parse(std::move(args))) << lines.infertune;
+  const EngineSettings parsed = parse_back(lines.infertune, "infertune serve", Command::serve, model);
+  EXPECT_EQ(model, "/models/test.gguf");
   const EngineSettings expected = read_config_fields_or_defaults(config);
   for (const Setting* s : settings_of(Command::serve)) {
     if (s->key == "threads" || s->key == "threads_batch") continue;  // resolved to the host's 8 cores
@@ -141,17 +149,8 @@ TEST(RecommendCommandLines, InfertuneLineParsesBackToTheCandidatesSettings) {
   config["mmap"] = false;
   const CommandLines lines = command_lines(candidate(config), 16);
 
-  std::vector<std::string> args;
-  std::istringstream words(lines.infertune.substr(std::string("infertune run ").size()));
-  for (std::string word; words >> word;) args.push_back(word);
-  CLI::App app;
   std::string model;
-  app.add_option("-m", model);
-  EngineSettings parsed = default_engine_settings();
-  add_setting_flags(app, Command::run, parsed, [] { return Result<CpuSet>(CpuSet::range(0, 63)); });
-  rewrite_flag_aliases(args, setting_flag_aliases(Command::run));
-  std::ranges::reverse(args);  // CLI11 takes a vector last argument first
-  ASSERT_NO_THROW(app.parse(std::move(args))) << lines.infertune;
+  const EngineSettings parsed = parse_back(lines.infertune, "infertune run", Command::run, model);
 
   EXPECT_EQ(model, "/models/test.gguf");
   const EngineSettings expected = read_config_fields_or_defaults(config);

@@ -83,6 +83,24 @@ struct SubBlockDots {
   }
 };
 
+// Quarter i of an interleaved 32-value unit (one vector of nibbles: low ones a row's values 8i..8i+3, high ones
+// 8i+4..8i+7) dotted with its activation codes x[0..7]; with kFifthBit a 5-bit format's codes, their fifth bits at
+// bits i and 4 + i of `fifth`. Without VNNI, 4 maddubs pairs of 5-bit codes fill an int16 (4 x 2 x 31 x 128), so
+// quarters 2-3 go to `rest`.
+template <class Isa, bool kFifthBit>
+inline void nibble_quarter_dots(__m256i q, __m256i fifth, int i, const uint8_t* x, SubBlockDots<Isa>& dots,
+                                SubBlockDots<Isa>& rest) {
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  __m256i lo = _mm256_and_si256(q, low4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+  if constexpr (kFifthBit) {
+    lo = _mm256_or_si256(lo, move_bit(fifth, i, 4));
+    hi = _mm256_or_si256(hi, move_bit(fifth, 4 + i, 4));
+  }
+  SubBlockDots<Isa>& sum = kFifthBit && !Isa::kWideUnsigned && i >= 2 ? rest : dots;
+  sum.add(lo, _mm256_set1_epi32(static_cast<int>(u32_at(x))));
+  sum.add(hi, _mm256_set1_epi32(static_cast<int>(u32_at(x + 4))));
+}
+
 // Shuffle masks that turn the decoded 6-bit scales / mins of an interleaved super-block (two vectors, sub-blocks
 // 0-3 and 4-7; byte 4 (j % 4) + q of each 128-bit lane = sub-block j of row q or 4 + q) into int16 operands:
 //   scale[j % 4]  s_j of the lane's row, as SubBlockDots<Isa>::scaled takes it
@@ -112,12 +130,10 @@ inline void q4k_six_bit_pair(const uint8_t* low, __m256i high, int shift, __m256
 
 // One interleaved super-block `gb` of 8 rows against one token's q8_K block x: lane r of I = the row's
 // sum_j s_j (codes_j . x_j), of M = sum_j m_j (sum of x_j), as Q4KFormat::sums (Q5KFormat::sums with kFifthBit)
-// makes them. Without VNNI, 5-bit codes fill an int16 with 4 maddubs pairs (4 x 2 x 31 x 128), so a sub-block's
-// quarters 0-1 and 2-3 are summed apart.
+// makes them.
 template <class Isa, bool kFifthBit = false>
 inline void q4k_interleaved_sums(const uint8_t* gb, const BlockQ8K& x, const Q4KLaneMasks<Isa>& masks, __m256i& I,
                                  __m256i& M) {
-  const __m256i low4 = _mm256_set1_epi8(0x0F);
   const __m256i high = load256(gb + 96);
   __m256i scales[2], mins[2];
   q4k_six_bit_pair(gb + 32, high, 0, scales[0], scales[1]);
@@ -129,16 +145,8 @@ inline void q4k_interleaved_sums(const uint8_t* gb, const BlockQ8K& x, const Q4K
     SubBlockDots<Isa> dots, rest;
     const __m256i fifth = kFifthBit ? load256(gb + kQ5KInterleavedHighBits + 32 * j) : _mm256_setzero_si256();
     for (int i = 0; i < 4; ++i) {
-      const __m256i q = load256(codes + 128 * j + 32 * i);
       const auto* xq = reinterpret_cast<const uint8_t*>(x.qs + 32 * j + 8 * i);
-      __m256i lo = _mm256_and_si256(q, low4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
-      if constexpr (kFifthBit) {
-        lo = _mm256_or_si256(lo, move_bit(fifth, i, 4));
-        hi = _mm256_or_si256(hi, move_bit(fifth, 4 + i, 4));
-      }
-      SubBlockDots<Isa>& sum = kFifthBit && !Isa::kWideUnsigned && i >= 2 ? rest : dots;
-      sum.add(lo, _mm256_set1_epi32(static_cast<int>(u32_at(xq))));
-      sum.add(hi, _mm256_set1_epi32(static_cast<int>(u32_at(xq + 4))));
+      nibble_quarter_dots<Isa, kFifthBit>(load256(codes + 128 * j + 32 * i), fifth, i, xq, dots, rest);
     }
     const __m256i s = _mm256_shuffle_epi8(scales[j / 4], masks.scale[j % 4]);
     I = _mm256_add_epi32(I, dots.scaled(s));
@@ -182,25 +190,15 @@ void for_row_groups(const MatmulProblem& p, size_t row_begin, size_t row_end, si
 // ---- Q4_0 and Q8_0 ---------------------------------------------------------------------------------------
 
 // One interleaved Q4_0 block `gb` of 8 rows against 32 activation codes, values 0-15 at `first`, 16-31 at
-// `second`: lane r = sum q x of row r (codes 0-15). With kFifthBit, Q5_0's (codes 0-31: without VNNI, 4 maddubs pairs
-// fill an int16, so quarters 0-1 and 2-3 are summed apart).
+// `second`: lane r = sum q x of row r (codes 0-15). With kFifthBit, Q5_0's (codes 0-31).
 template <class Isa, bool kFifthBit = false>
 inline __m256i q4_0_interleaved_dots(const uint8_t* gb, const int8_t* first, const int8_t* second) {
-  const __m256i low4 = _mm256_set1_epi8(0x0F);
   const uint8_t* codes = gb + (kFifthBit ? kQ5_0InterleavedCodes : 16);
   const __m256i fifth = kFifthBit ? load256(gb + kQ5_0InterleavedHighBits) : _mm256_setzero_si256();
   SubBlockDots<Isa> dots, rest;
   for (int i = 0; i < 4; ++i) {
-    const __m256i q = load256(codes + 32 * i);
     const auto* x = reinterpret_cast<const uint8_t*>((i < 2 ? first : second) + 8 * (i % 2));
-    __m256i lo = _mm256_and_si256(q, low4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
-    if constexpr (kFifthBit) {
-      lo = _mm256_or_si256(lo, move_bit(fifth, i, 4));
-      hi = _mm256_or_si256(hi, move_bit(fifth, 4 + i, 4));
-    }
-    SubBlockDots<Isa>& sum = kFifthBit && !Isa::kWideUnsigned && i >= 2 ? rest : dots;
-    sum.add(lo, _mm256_set1_epi32(static_cast<int>(u32_at(x))));
-    sum.add(hi, _mm256_set1_epi32(static_cast<int>(u32_at(x + 4))));
+    nibble_quarter_dots<Isa, kFifthBit>(load256(codes + 32 * i), fifth, i, x, dots, rest);
   }
   const __m256i one = Isa::kWideUnsigned ? _mm256_set1_epi32(1) : _mm256_set1_epi16(1);
   if constexpr (kFifthBit && !Isa::kWideUnsigned) return _mm256_add_epi32(dots.scaled(one), rest.scaled(one));
