@@ -279,11 +279,14 @@ void stream_and_hang_up(int port, const std::string& body) {
 }
 
 TEST(HttpServer, AClientThatGoesAwayHasItsRequestCancelledAndCellsFreed) {
-  test::ServerHarness h({.n_ctx = 2048});  // room for a request that runs longer than the hang-up takes
+  // Room for a request that runs longer than the hang-up takes, even on a busy machine (over a second of tokens),
+  // and that the end token cannot finish first.
+  test::ServerHarness h({.n_ctx = 16384});
   h.ready();
   for (bool stream : {true, false}) {
     const uint64_t cancelled = h.metrics().cancelled();
-    const json request = {{"prompt", kPrompt}, {"max_tokens", 2000}, {"temperature", 0}, {"stream", stream}};
+    const json request = {
+        {"prompt", kPrompt}, {"max_tokens", 16000}, {"temperature", 0}, {"stream", stream}, {"ignore_eos", true}};
     stream_and_hang_up(h.http_port(), request.dump());
     const auto deadline = std::chrono::steady_clock::now() + 10s;
     while (h.metrics().gauges().busy_slots > 0 && std::chrono::steady_clock::now() < deadline) {

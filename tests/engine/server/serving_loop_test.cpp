@@ -61,9 +61,12 @@ TEST(ServingLoop, ConcurrentGreedyJobsGetTheirTokensDecodedAlone) {
 
 TEST(ServingLoop, ACancelledJobFreesItsCells) {
   // Long enough that it is still running when the cancellation arrives, even on a busy machine that leaves this
-  // thread waiting: the fixture makes ~10k tokens/s, so 16000 tokens take over a second.
+  // thread waiting: the fixture makes ~10k tokens/s, so 16000 tokens take over a second, and the end token does
+  // not stop it (greedy decoding of this prompt samples it after about 15 tokens).
   test::ServerHarness h({.n_parallel = 2, .start_http = false, .n_ctx = 16384});
-  auto submitted = h.loop().submit(greedy_job(prompt_of(1, 20, h.model().config().n_vocab), 16000));
+  ServeJob job = greedy_job(prompt_of(1, 20, h.model().config().n_vocab), 16000);
+  job.ignore_eos = true;
+  auto submitted = h.loop().submit(std::move(job));
   ASSERT_TRUE(submitted.channel);
   size_t seen = 0;
   while (seen < 3) seen += submitted.channel->wait(1000ms).tokens.size();
