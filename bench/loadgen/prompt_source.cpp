@@ -6,6 +6,8 @@
 #include <fstream>
 #include <string_view>
 
+#include "bench/loadgen/stream_request.h"
+
 namespace infertune {
 namespace {
 
@@ -92,6 +94,19 @@ Prompt PromptSource::next(std::mt19937_64& rng) {
           ? nlohmann::json::array({{{"role", "user"}, {"content", own}}})
           : nlohmann::json::array({{{"role", "system"}, {"content", shared_}}, {{"role", "user"}, {"content", own}}});
   return p;
+}
+
+double server_tokens_per_word(const LoadOptions& options) {
+  constexpr size_t kSample = 256;
+  auto client = make_client(options);
+  const std::string text = PromptSource::words(kSample, 0);
+  auto res = client->Post("/tokenize", nlohmann::json{{"content", text}}.dump(), "application/json");
+  if (!res || res->status != 200) return 1.3;
+  const auto body = nlohmann::json::parse(res->body, nullptr, false);
+  if (body.is_discarded() || !body.contains("tokens") || !body["tokens"].is_array() || body["tokens"].empty()) {
+    return 1.3;
+  }
+  return static_cast<double>(body["tokens"].size()) / kSample;
 }
 
 }  // namespace infertune

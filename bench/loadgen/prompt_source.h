@@ -20,9 +20,13 @@ struct Prompt {
   nlohmann::json messages;  // chat: [{"role": ..., "content": ...}]
 };
 
+// Tokens per word of the synthetic prompts' words in the server's tokenizer (its /tokenize), or the usual 1.3 when
+// the server does not answer it.
+double server_tokens_per_word(const LoadOptions& options);
+
 class PromptSource {
  public:
-  // tokens_per_word: what the server's tokenizer makes of the word list (tokens_per_word_of measures it).
+  // tokens_per_word: what the server's tokenizer makes of the word list (server_tokens_per_word measures it).
   static PromptSource synthetic(const LoadOptions& options, double tokens_per_word);
   // One prompt per line: {"prompt": "..."} or {"messages": [...]}; errors name the line.
   static Result<PromptSource> from_jsonl(const std::string& path, LoadApi api);

@@ -25,6 +25,7 @@
 #include "engine/settings/make_context.h"
 #include "engine/settings/setting_flags.h"
 #include "engine/tokenizer/tokenizer.h"
+#include "engine/tokenizer/vocab.h"
 
 namespace infertune {
 namespace {
@@ -69,15 +70,6 @@ Result<std::vector<std::string>> read_api_keys(const ServeFlags& flags) {
   }
   if (keys.empty()) return fail("--api-key-file {}: no key in it (one per line)", flags.api_key_file);
   return keys;
-}
-
-// The tokens that end a reply: the tokenizer's end-of-generation set (eos, eot, <|im_end|>, ...).
-std::vector<int32_t> end_tokens(const Tokenizer& tokenizer) {
-  std::vector<int32_t> out;
-  for (int32_t t = 0; t < tokenizer.n_vocab(); ++t) {
-    if (tokenizer.is_end_of_generation(t)) out.push_back(t);
-  }
-  return out;
 }
 
 void choose_chat_template(const ServeFlags& flags, const Model& model, ServedModel& served) {
@@ -147,7 +139,7 @@ Result<Running> load(const ServeFlags& flags, ServerMetrics& metrics, ServedMode
   r.placed = std::move(*placed);
   Context& ctx = *r.placed.context;
   SchedulerParams params{.n_parallel = ctx.n_seq_max(), .prefill_chunk = flags.prefill_chunk, .stop_at_eos = true};
-  params.end_tokens = end_tokens(*r.tokenizer);
+  params.end_tokens = r.tokenizer->vocab().end_of_generation_ids();  // eos, eot, <|im_end|>, ...
   r.loop = std::make_unique<ServingLoop>(ctx, std::move(params), LoopLimits{.max_waiting = flags.queue_size}, metrics);
   if (Status s = r.loop->start(); !s) return s.error();
   served.model = r.model.get();

@@ -22,7 +22,7 @@
 #include "bench/probe/host_info.h"
 #include "bench/probe/probe_cache.h"
 #include "engine/cli/flag_ranges.h"
-#include "sweeps/store/load_level_records.h"
+#include "sweeps/run/load_level_records.h"
 #include "sweeps/store/record_sources.h"
 #include "sweeps/store/results_store.h"
 #include "sweeps/sweeps_commands.h"
@@ -54,20 +54,6 @@ Result<std::string> served_model(const LoadOptions& options) {
     return fail("{}/v1/models lists no model; name one with --model", options.url);
   }
   return body["data"][0]["id"].get<std::string>();
-}
-
-// Tokens per word of the synthetic prompts' words in the server's tokenizer (/tokenize), or the usual 1.3.
-double tokens_per_word(const LoadOptions& options) {
-  constexpr size_t kSample = 256;
-  auto client = make_client(options);
-  const std::string text = PromptSource::words(kSample, 0);
-  auto res = client->Post("/tokenize", nlohmann::json{{"content", text}}.dump(), "application/json");
-  if (!res || res->status != 200) return 1.3;
-  const auto body = nlohmann::json::parse(res->body, nullptr, false);
-  if (body.is_discarded() || !body.contains("tokens") || !body["tokens"].is_array() || body["tokens"].empty()) {
-    return 1.3;
-  }
-  return static_cast<double>(body["tokens"].size()) / kSample;
 }
 
 // This machine's row of the store (the clients ran here; the server is the config's endpoint): the store's own row
@@ -155,7 +141,7 @@ int run_loadgen(LoadgenFlags& flags) {
     if (!from_file) return report_error(kCommand, from_file.error().message);
     prompts = std::move(*from_file);
   } else {
-    prompts = PromptSource::synthetic(o, tokens_per_word(o));
+    prompts = PromptSource::synthetic(o, server_tokens_per_word(o));
   }
   fmt::print(stderr, "loadgen: {} model {} ({}), {} measured requests per level after {} warm-up, {} tokens out\n",
              o.url, o.model, flags.api, o.requests, o.warmup, o.max_tokens);

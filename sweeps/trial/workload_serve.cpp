@@ -20,6 +20,7 @@
 #include "engine/server/http_server.h"
 #include "engine/server/serving_loop.h"
 #include "engine/tokenizer/tokenizer.h"
+#include "engine/tokenizer/vocab.h"
 #include "sweeps/store/metric_names.h"
 #include "sweeps/trial/trial_workload.h"
 
@@ -27,13 +28,6 @@ namespace infertune {
 namespace {
 
 constexpr uint32_t kRequestsPerClient = 4;
-
-// Tokens per word of loadgen's synthetic words in the model's tokenizer: what makes a prompt about N tokens.
-double tokens_per_word(const Tokenizer& tokenizer) {
-  constexpr size_t kSample = 256;
-  const auto ids = tokenizer.encode(PromptSource::words(kSample, 0), /*add_special=*/false, /*parse_special=*/false);
-  return ids.empty() ? 1.3 : static_cast<double>(ids.size()) / kSample;
-}
 
 class ServeWorkload final : public TrialWorkload {
  public:
@@ -49,6 +43,7 @@ class ServeWorkload final : public TrialWorkload {
     SchedulerParams params;
     params.n_parallel = ctx_->n_seq_max();
     params.stop_at_eos = true;
+    params.end_tokens = tokenizer_.vocab().end_of_generation_ids();  // as `infertune serve`
     loop_ = std::make_unique<ServingLoop>(*ctx_, std::move(params),
                                           LoopLimits{.max_waiting = static_cast<uint32_t>(w_.clients) + 4}, metrics_);
     if (Status s = loop_->start(); !s) return s;
@@ -78,7 +73,8 @@ class ServeWorkload final : public TrialWorkload {
     options_.ignore_eos = true;
     if (w_.slo_ttft_ms > 0) options_.slo_ttft_s = w_.slo_ttft_ms / 1000.0;
     if (w_.slo_itl_ms > 0) options_.slo_itl_s = w_.slo_itl_ms / 1000.0;
-    prompts_.emplace(PromptSource::synthetic(options_, tokens_per_word(tokenizer_)));
+    // Calibrated through the trial's server, as loadgen calibrates against any server.
+    prompts_.emplace(PromptSource::synthetic(options_, server_tokens_per_word(options_)));
     return {};
   }
 

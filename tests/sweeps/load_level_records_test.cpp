@@ -7,7 +7,7 @@
 #include <map>
 
 #include "store_test_data.h"
-#include "sweeps/store/load_level_records.h"
+#include "sweeps/run/load_level_records.h"
 #include "sweeps/store/metric_names.h"
 #include "test_support.h"
 

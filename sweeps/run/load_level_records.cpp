@@ -1,10 +1,11 @@
-#include "sweeps/store/load_level_records.h"
+#include "sweeps/run/load_level_records.h"
 
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "sweeps/spec/sweep_spec.h"
 #include "sweeps/store/metric_names.h"
 #include "sweeps/store/stable_hash.h"
 #include "sweeps/store/time_text.h"
@@ -39,16 +40,18 @@ std::string spec_text(const nlohmann::json& options) {
   return text;
 }
 
-// The level's configuration: the endpoint and model, and its load as a served workload.
+// The level's configuration: the endpoint and model, and its load as a served workload (the sweep's own form, so
+// that recommend and report read both alike), with what a sweep's served workload cannot have: an arrival rate, a
+// range of prompt lengths.
 nlohmann::json level_config(const LoadOptions& o, const LoadLevel& level) {
-  nlohmann::json workload{{"kind", "serve"},
-                          {"n_prompt", o.prompt_tokens.low},
-                          {"n_gen", o.max_tokens},
-                          {"depth", 0},
-                          {"n_parallel", 1},
-                          {"clients", level.kind == LoadLevel::Kind::closed ? level.concurrency : 0},
-                          {"slo_ttft_ms", o.slo_ttft_s ? 1000.0 * *o.slo_ttft_s : 0.0},
-                          {"slo_itl_ms", o.slo_itl_s ? 1000.0 * *o.slo_itl_s : 0.0}};
+  Workload served;
+  served.kind = WorkloadKind::Serve;
+  served.n_prompt = static_cast<int>(o.prompt_tokens.low);
+  served.n_gen = static_cast<int>(o.max_tokens);
+  served.clients = level.kind == LoadLevel::Kind::closed ? static_cast<int>(level.concurrency) : 0;
+  served.slo_ttft_ms = o.slo_ttft_s ? 1000.0 * *o.slo_ttft_s : 0.0;
+  served.slo_itl_ms = o.slo_itl_s ? 1000.0 * *o.slo_itl_s : 0.0;
+  nlohmann::json workload = served.to_json();
   if (o.prompt_tokens.high != o.prompt_tokens.low) workload["n_prompt_max"] = o.prompt_tokens.high;
   if (level.kind == LoadLevel::Kind::open) workload["rate"] = level.rate;
   return {{"engine", "endpoint"}, {"endpoint", o.url}, {"model", o.model}, {"workload", workload}};
