@@ -10,6 +10,7 @@
 //                                                 tokens, activations quantized once beforehand (as the
 //                                                 engine shares them between the projections of one
 //                                                 input). Reports GOP/s (2 rows cols n per call), tokens/s.
+//                                                 <variant>+repack: the interleaved layout, as for matvec.
 //   quantize/<format>/<cols>/t<n>                 activation quantization of n tokens (rows and panels),
 //                                                 floats read per second.
 //
@@ -39,7 +40,7 @@ struct Shape {
   size_t rows, cols;
 };
 constexpr Shape kShapes[] = {{2048, 2048}, {8192, 2048}, {2048, 8192}};
-constexpr size_t kBatchTokens[] = {2, 3, 4, 5, 6, 8, 16, 128};
+constexpr size_t kBatchTokens[] = {2, 3, 4, 5, 6, 8, 12, 16, 24, 32, 128};
 
 // A weight matrix of `rows` rows: 16 distinct rows quantized from normal values, repeated (quantizing
 // millions of values with the reference K-quant search would dominate the run; the bytes read are the same).
@@ -142,6 +143,13 @@ void register_all() {
         for (size_t n : kBatchTokens) {
           const std::string name = "matmul/" + prefix + shape_name(shape) + "/t" + std::to_string(n);
           benchmark::RegisterBenchmark(name.c_str(), run_matmul, kernel.fn, kernel.type, shape, n, WeightLayout::rows)
+              ->Unit(benchmark::kMillisecond);
+          if (!kernel.reads_interleaved) continue;
+          const std::string repacked = "matmul/" + std::string(ggml_type_name(kernel.type)) + "/" +
+                                       std::string(variant.name) + "+repack/" + shape_name(shape) + "/t" +
+                                       std::to_string(n);
+          benchmark::RegisterBenchmark(repacked.c_str(), run_matmul, kernel.fn, kernel.type, shape, n,
+                                       WeightLayout::interleaved8)
               ->Unit(benchmark::kMillisecond);
         }
       }

@@ -90,7 +90,9 @@ Result<PreparedProduct> prepare_product(const WeightMatrix& w, const QuantizedAc
 // (generation) stream every weight once per step whoever reads it: rows are handed out in chunks as threads
 // finish, since a fixed split leaves the faster thread waiting (16% of thread time idle on a 2-core VM,
 // bench --profile; docs/decode-speed.md).
-RangeSplit row_split(size_t n_tokens) { return n_tokens < kMinPanelTokens ? RangeSplit::balanced : RangeSplit::fixed; }
+RangeSplit row_split(WeightLayout layout, size_t n_tokens) {
+  return runs_matrix_vector(layout, n_tokens) ? RangeSplit::balanced : RangeSplit::fixed;
+}
 
 // One product, rows split between the threads.
 Status run_linear(const ParallelFor& threads, const WeightMatrix& w, const PreparedProduct& product) {
@@ -100,7 +102,7 @@ Status run_linear(const ParallelFor& threads, const WeightMatrix& w, const Prepa
   const auto run_rows = [&](MatmulFn rows_fn, const MatmulProblem& p) {
     return run_timed_ranges(
         op, threads, p.n_rows, [&](size_t begin, size_t end) { rows_fn(p, begin, end); },
-        min_chunk_for(w.n_cols * p.n_tokens), kRowGranule, row_split(p.n_tokens));
+        min_chunk_for(w.n_cols * p.n_tokens), kRowGranule, row_split(p.layout, p.n_tokens));
   };
   // Float weights in a batch run on our kernel or oneDNN, whichever a measurement found faster for the shape.
   Status s = float_gemm_applies(problem) ? run_float_gemm(problem, product.fn, threads.n_threads(), run_rows)
@@ -168,7 +170,7 @@ Status linear_group(const ParallelFor& threads, ProfiledOp op, std::initializer_
           if (lo < hi) g.fn(g.problem, lo - g.first_row, hi - g.first_row);
         }
       },
-      min_chunk_for(max_cols * n_tokens), kRowGranule, row_split(n_tokens));
+      min_chunk_for(max_cols * n_tokens), kRowGranule, row_split(members[0].problem.layout, n_tokens));
   if (!s) return fail("{}: {}", outputs.begin()->w->name, s.error().message);
   return {};
 }

@@ -42,6 +42,18 @@ struct MatmulKernel {
   bool reads_interleaved = false;  // also takes weights in WeightLayout::interleaved8
 };
 
+// Below this many tokens, weights in the interleaved layout are multiplied by the matrix-vector kernels: each group
+// of 8 rows is unpacked once per pass of up to 4 tokens, from cache after the first. Below 24 tokens the tiled kernels
+// waste much of their 16-token panels: at 8 tokens the passes took 0.40-0.77x the tiles' time, at 24 0.78-0.88x, at
+// 32 1.06-1.35x (Q4_K, Q6_K, Q4_0, Q8_0, 8192 x 2048, one thread, Zen 4). The file layout turns at kMinPanelTokens.
+inline constexpr size_t kInterleavedMatvecTokens = 25;
+
+// Whether a product of n_tokens tokens with weights in `layout` runs on the matrix-vector kernels (else tiled). The
+// engine splits the rows of the two kinds differently between threads.
+constexpr bool runs_matrix_vector(WeightLayout layout, size_t n_tokens) {
+  return n_tokens < (layout == WeightLayout::interleaved8 ? kInterleavedMatvecTokens : kMinPanelTokens);
+}
+
 // The shape checks every kernel relies on: a row length that is whole blocks of the type, weights of
 // exactly n_rows rows, non-null activations and outputs, quantized activations (when given) of this x.
 // Errors name the type and the sizes.

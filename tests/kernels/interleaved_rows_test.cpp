@@ -3,8 +3,9 @@
 //    rows at its place;
 //  - bad shapes are errors that name the type and the sizes;
 //  - every SIMD variant that reads the layout gives the same bits from it as from the file's layout, for one
-//    token (the interleaved matrix-vector kernel), 2-7 tokens, and prompt batches (the tiled kernels, which
-//    decode a row from the interleaved group), with rows split between callers at boundaries inside a group of 8;
+//    token (the interleaved matrix-vector kernel), a few tokens (its passes of up to 4 tokens, on both sides of the
+//    turn to the tiles at kInterleavedMatvecTokens), and prompt batches (the tiled kernels, which decode a row from
+//    the interleaved group), with rows split between callers at boundaries inside a group of 8;
 //  - the embedding lookup of an interleaved table (a repacked tied output projection) gives every row's values.
 #include <gtest/gtest.h>
 
@@ -179,7 +180,8 @@ TEST_P(InterleavedTypes, KernelsGiveTheSameBitsAsFromTheFileLayout) {
     const ScopedMatmulVariant forced(name);
     const auto kernel = matmul_registry().find(type);
     ASSERT_TRUE(kernel.ok());
-    for (size_t n_tokens : {1, 2, 3, 5, 8, 17}) {
+    for (size_t n_tokens : {size_t{1}, size_t{2}, size_t{3}, size_t{5}, size_t{8}, size_t{17},
+                            kInterleavedMatvecTokens - 1, kInterleavedMatvecTokens}) {
       auto x = random_values(n_tokens * kCols, 100 + static_cast<uint32_t>(n_tokens), 0.5f);
       for (size_t i = 0; i < x.size(); i += 97) x[i] *= 12.0f;  // outliers, as after attention
       const auto want = run(type, kernel->fn, rows, WeightLayout::rows, kRows, kCols, x, n_tokens, {});

@@ -39,6 +39,7 @@
 #include "kernels/matmul/avx2/x86_q8_formats.h"
 #include "kernels/matmul/avx2/x86_simd_helpers.h"
 #include "kernels/matmul/avx2/x86_tile_kernels.h"
+#include "kernels/matmul/avx2/x86_token_passes.h"
 #include "kernels/matmul/matmul.h"
 #include "kernels/matmul/quantized_activations.h"
 #include "kernels/quant/blocks_basic.h"
@@ -135,42 +136,6 @@ struct RowSums {
     }
   }
 };
-
-// Tokens per matrix-vector pass: the weights' codes are unpacked once per pass and multiplied with each of
-// its tokens. Each token still gets its own accumulator and the FMAs of the one-token kernel in the same
-// order, so the pass size never changes a result.
-inline constexpr int kDefaultMatvecTokens = 4;
-template <class Isa>
-constexpr int matvec_tokens() {
-  if constexpr (requires { Isa::kMatvecTokens; }) {
-    return Isa::kMatvecTokens;
-  } else {
-    return kDefaultMatvecTokens;
-  }
-}
-
-// run.template operator()<T>(t0) for passes covering tokens [0, n), at most kMax per pass, as even as
-// possible (5 tokens at 4 per pass: 3 + 2). T is a compile-time count, so each pass keeps its tokens'
-// accumulators in registers.
-template <int T, class Run>
-inline void run_token_pass(size_t take, size_t t0, Run& run) {
-  if constexpr (T == 1) {
-    run.template operator()<1>(t0);
-  } else if (take == T) {
-    run.template operator()<T>(t0);
-  } else {
-    run_token_pass<T - 1>(take, t0, run);
-  }
-}
-template <int kMax, class Run>
-inline void for_token_passes(size_t n, Run&& run) {
-  const size_t passes = (n + kMax - 1) / kMax;
-  for (size_t i = 0, t0 = 0; i < passes; ++i) {
-    const size_t take = (n - t0 + (passes - i) - 1) / (passes - i);
-    run_token_pass<kMax>(take, t0, run);
-    t0 += take;
-  }
-}
 
 // Rows [r0, r0 + G) of the weights; past row_end the last row again (its results are not stored).
 template <int G>
@@ -486,9 +451,9 @@ void matvec_q8k(const MatmulProblem& p, const QuantizedActivations& a, size_t ro
 }
 
 // ---- row loops ----------------------------------------------------------------------------------------
-// Each thread owns rows [row_begin, row_end). Fewer than kMinPanelTokens tokens take the matrix-vector
-// path (each group of 8 weight rows is unpacked once per pass of up to matvec_tokens<Isa>() tokens while it
-// is in cache); from kMinPanelTokens on they run tiled. Both give the same bits for a token.
+// Each thread owns rows [row_begin, row_end). A few tokens take the matrix-vector path (each group of 8 weight rows
+// is unpacked once per pass of up to matvec_tokens<Isa>() tokens while it is in cache), more run tiled: the turn is
+// runs_matrix_vector (kernels/matmul/matmul.h). Both give the same bits for a token.
 
 // The activations in the format the problem's weight type reads: p.xq when it has them, else quantized
 // here into a per-thread buffer (then every thread of a split problem quantizes all of x).
@@ -505,7 +470,9 @@ template <class Isa, class F>
 void matmul_q8_act(const MatmulProblem& p, size_t row_begin, size_t row_end) {
   if (row_begin >= row_end || p.n_tokens == 0) return;
   const QuantizedActivations& a = problem_activations(p);
-  if (a.has_panels()) return matmul_tiled<Isa, Q8Tiles<Isa, F>>(p, a, row_begin, row_end);
+  if (a.has_panels() && !runs_matrix_vector(p.layout, p.n_tokens)) {
+    return matmul_tiled<Isa, Q8Tiles<Isa, F>>(p, a, row_begin, row_end);
+  }
   if constexpr (kInterleaves<Isa, F>) {
     if (p.layout == WeightLayout::interleaved8) return matvec_q8_interleaved<Isa, F>(p, a, row_begin, row_end);
   }
@@ -516,7 +483,9 @@ template <class Isa, class F>
 void matmul_q8k_act(const MatmulProblem& p, size_t row_begin, size_t row_end) {
   if (row_begin >= row_end || p.n_tokens == 0) return;
   const QuantizedActivations& a = problem_activations(p);
-  if (a.has_panels()) return matmul_tiled<Isa, Q8kTiles<Isa, F>>(p, a, row_begin, row_end);
+  if (a.has_panels() && !runs_matrix_vector(p.layout, p.n_tokens)) {
+    return matmul_tiled<Isa, Q8kTiles<Isa, F>>(p, a, row_begin, row_end);
+  }
   if constexpr (kInterleaves<Isa, F>) {
     if (p.layout == WeightLayout::interleaved8) return matvec_k_interleaved<Isa, F>(p, a, row_begin, row_end);
   }

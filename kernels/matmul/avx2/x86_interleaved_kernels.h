@@ -21,6 +21,7 @@
 #include "kernels/matmul/avx2/x86_k_formats.h"
 #include "kernels/matmul/avx2/x86_q8_formats.h"
 #include "kernels/matmul/avx2/x86_simd_helpers.h"
+#include "kernels/matmul/avx2/x86_token_passes.h"
 #include "kernels/matmul/interleaved_rows.h"
 #include "kernels/matmul/matmul.h"
 #include "kernels/matmul/quantized_activations.h"
@@ -83,22 +84,33 @@ struct SubBlockDots {
   }
 };
 
+// The activation codes of the T tokens of a pass at one position of their rows: token t's at x[t] + offset.
+template <int T>
+struct PassCodes {
+  const int8_t* x[T];
+  // Token t's 4 codes at offset + k, in every 32-bit lane.
+  __m256i word(int t, size_t offset) const { return broadcast_u32(x[t] + offset); }
+};
+
 // Quarter i of an interleaved 32-value unit (one vector of nibbles: low ones a row's values 8i..8i+3, high ones
-// 8i+4..8i+7) dotted with its activation codes x[0..7]; with kFifthBit a 5-bit format's codes, their fifth bits at
-// bits i and 4 + i of `fifth`. Without VNNI, 4 maddubs pairs of 5-bit codes fill an int16 (4 x 2 x 31 x 128), so
-// quarters 2-3 go to `rest`.
-template <class Isa, bool kFifthBit>
-inline void nibble_quarter_dots(__m256i q, __m256i fifth, int i, const uint8_t* x, SubBlockDots<Isa>& dots,
-                                SubBlockDots<Isa>& rest) {
+// 8i+4..8i+7) dotted with each token's activation codes at `offset`..offset + 7; with kFifthBit a 5-bit format's
+// codes, their fifth bits at bits i and 4 + i of `fifth`. Without VNNI, 4 maddubs pairs of 5-bit codes fill an int16
+// (4 x 2 x 31 x 128), so quarters 2-3 go to `rest`.
+template <class Isa, bool kFifthBit, int T>
+inline void nibble_quarter_dots(__m256i q, __m256i fifth, int i, const PassCodes<T>& x, size_t offset,
+                                SubBlockDots<Isa> (&dots)[T], SubBlockDots<Isa> (&rest)[T]) {
   const __m256i low4 = _mm256_set1_epi8(0x0F);
   __m256i lo = _mm256_and_si256(q, low4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
   if constexpr (kFifthBit) {
     lo = _mm256_or_si256(lo, move_bit(fifth, i, 4));
     hi = _mm256_or_si256(hi, move_bit(fifth, 4 + i, 4));
   }
-  SubBlockDots<Isa>& sum = kFifthBit && !Isa::kWideUnsigned && i >= 2 ? rest : dots;
-  sum.add(lo, _mm256_set1_epi32(static_cast<int>(u32_at(x))));
-  sum.add(hi, _mm256_set1_epi32(static_cast<int>(u32_at(x + 4))));
+  const bool to_rest = kFifthBit && !Isa::kWideUnsigned && i >= 2;
+  for (int t = 0; t < T; ++t) {
+    SubBlockDots<Isa>& sum = to_rest ? rest[t] : dots[t];
+    sum.add(lo, x.word(t, offset));
+    sum.add(hi, x.word(t, offset + 4));
+  }
 }
 
 // Shuffle masks that turn the decoded 6-bit scales / mins of an interleaved super-block (two vectors, sub-blocks
@@ -128,95 +140,135 @@ inline void q4k_six_bit_pair(const uint8_t* low, __m256i high, int shift, __m256
   second = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l, 4), low4), _mm256_slli_epi16(top_second, 4));
 }
 
-// One interleaved super-block `gb` of 8 rows against one token's q8_K block x: lane r of I = the row's
-// sum_j s_j (codes_j . x_j), of M = sum_j m_j (sum of x_j), as Q4KFormat::sums (Q5KFormat::sums with kFifthBit)
-// makes them.
-template <class Isa, bool kFifthBit = false>
-inline void q4k_interleaved_sums(const uint8_t* gb, const BlockQ8K& x, const Q4KLaneMasks<Isa>& masks, __m256i& I,
-                                 __m256i& M) {
-  const __m256i high = load256(gb + 96);
-  __m256i scales[2], mins[2];
-  q4k_six_bit_pair(gb + 32, high, 0, scales[0], scales[1]);
-  q4k_six_bit_pair(gb + 64, high, 4, mins[0], mins[1]);
-  const uint8_t* codes = gb + 128;
-  I = _mm256_setzero_si256();
-#pragma GCC unroll 8
-  for (int j = 0; j < 8; ++j) {
-    SubBlockDots<Isa> dots, rest;
-    const __m256i fifth = kFifthBit ? load256(gb + kQ5KInterleavedHighBits + 32 * j) : _mm256_setzero_si256();
-    for (int i = 0; i < 4; ++i) {
-      const auto* xq = reinterpret_cast<const uint8_t*>(x.qs + 32 * j + 8 * i);
-      nibble_quarter_dots<Isa, kFifthBit>(load256(codes + 128 * j + 32 * i), fifth, i, xq, dots, rest);
-    }
-    const __m256i s = _mm256_shuffle_epi8(scales[j / 4], masks.scale[j % 4]);
-    I = _mm256_add_epi32(I, dots.scaled(s));
-    if constexpr (kFifthBit && !Isa::kWideUnsigned) I = _mm256_add_epi32(I, rest.scaled(s));
-  }
-  // The activation's 32-value sums as int16 pairs (x_2k, x_2k+1): 32-bit element k of (0, 1 | 4, 5) after the
-  // per-lane pack, broadcast to every lane.
+// The q8_K blocks of the T tokens of a pass at one super-block.
+template <int T>
+using PassBlocks = const BlockQ8K* [T];
+
+// The activation codes of a pass's blocks, from value `first` of each.
+template <int T>
+inline PassCodes<T> pass_codes(const PassBlocks<T>& x, size_t first) {
+  PassCodes<T> codes;
+  for (int t = 0; t < T; ++t) codes.x[t] = x[t]->qs + first;
+  return codes;
+}
+
+// The activation's 32-value sums as int16 pairs (X_2k, X_2k+1) at 32-bit elements 0, 1, 4, 5 (k = 0-3).
+inline __m256i sub_block_sum_pairs(const BlockQ8K& x) {
   const __m256i sums32 = _mm256_madd_epi16(load256(x.bsums), _mm256_set1_epi16(1));
-  const __m256i sums16 = _mm256_packs_epi32(sums32, sums32);
+  return _mm256_packs_epi32(sums32, sums32);
+}
+
+// Lane r = sum_j m_j X_j of one token: the rows' 6-bit mins (`mins`: sub-blocks 0-3, 4-7) times the token's 32-value
+// sums X_j, as Q4KFormat::sums makes M.
+template <class Isa>
+inline __m256i q4k_min_sums(const BlockQ8K& x, const __m256i (&mins)[2], const Q4KLaneMasks<Isa>& masks) {
+  const __m256i sums16 = sub_block_sum_pairs(x);
   const int element[4] = {0, 1, 4, 5};
-  M = _mm256_setzero_si256();
+  __m256i M = _mm256_setzero_si256();
   for (int k = 0; k < 4; ++k) {
     const __m256i x_pair = _mm256_permutevar8x32_epi32(sums16, _mm256_set1_epi32(element[k]));
     const __m256i m_pair = _mm256_shuffle_epi8(mins[k / 2], masks.min[k % 2]);
     M = _mm256_add_epi32(M, _mm256_madd_epi16(m_pair, x_pair));
   }
+  return M;
+}
+
+// One interleaved super-block `gb` of 8 rows against the q8_K blocks x[t] of a pass: lane r of I[t] = the row's
+// sum_j s_j (codes_j . x_j), of M[t] = sum_j m_j (sum of x_j), as Q4KFormat::sums (Q5KFormat::sums with kFifthBit)
+// makes them.
+template <class Isa, bool kFifthBit, int T>
+inline void q4k_interleaved_sums(const uint8_t* gb, const PassBlocks<T>& x, const Q4KLaneMasks<Isa>& masks,
+                                 __m256i (&I)[T], __m256i (&M)[T]) {
+  const __m256i high = load256(gb + 96);
+  __m256i scales[2], mins[2];
+  q4k_six_bit_pair(gb + 32, high, 0, scales[0], scales[1]);
+  q4k_six_bit_pair(gb + 64, high, 4, mins[0], mins[1]);
+  const uint8_t* codes = gb + 128;
+  const PassCodes<T> xq = pass_codes(x, 0);
+  for (int t = 0; t < T; ++t) I[t] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+  for (int j = 0; j < 8; ++j) {
+    SubBlockDots<Isa> dots[T], rest[T];
+    const __m256i fifth = kFifthBit ? load256(gb + kQ5KInterleavedHighBits + 32 * j) : _mm256_setzero_si256();
+    for (int i = 0; i < 4; ++i) {
+      nibble_quarter_dots<Isa, kFifthBit, T>(load256(codes + 128 * j + 32 * i), fifth, i, xq, 32 * j + 8 * i, dots,
+                                             rest);
+    }
+    const __m256i s = _mm256_shuffle_epi8(scales[j / 4], masks.scale[j % 4]);
+    for (int t = 0; t < T; ++t) {
+      I[t] = _mm256_add_epi32(I[t], dots[t].scaled(s));
+      if constexpr (kFifthBit && !Isa::kWideUnsigned) I[t] = _mm256_add_epi32(I[t], rest[t].scaled(s));
+    }
+  }
+  for (int t = 0; t < T; ++t) M[t] = q4k_min_sums(*x[t], mins, masks);
 }
 
 // No software prefetch: each group of 8 rows is one contiguous run, which the hardware prefetchers follow. On a
 // Zen 4 host, prefetching 4-64 KiB ahead made one-thread generation 13-25% slower for Q4_K_M, Q4_0 and Q8_0 (and
 // two threads no faster): the extra instructions and L1 fills cost more than they hid.
 
-// y[t][r] for rows [row_begin, row_end) and every token, one group of 8 rows at a time: group_token(group, t)
-// gives the group's 8 results for token t (a range that starts or ends inside a group computes the whole group
-// and stores its part).
-template <class GroupToken>
+// y[t][r] for rows [row_begin, row_end) and every token, one group of 8 rows at a time, in passes of up to kMaxTokens
+// tokens: group_pass.template operator()<T>(group, t0, acc) gives the group's 8 results for tokens t0..t0 + T - 1 in
+// acc[0..T) (a range that starts or ends inside a group computes the whole group and stores its part).
+template <int kMaxTokens, class GroupPass>
 void for_row_groups(const MatmulProblem& p, size_t row_begin, size_t row_end, size_t group_bytes,
-                    GroupToken group_token) {
+                    GroupPass group_pass) {
   const uint8_t* weights = weight_bytes(p);
   for (size_t g = row_begin / kInterleavedRows; g * kInterleavedRows < row_end; ++g) {
     const size_t first = std::max(row_begin, g * kInterleavedRows);
     const size_t last = std::min(row_end, (g + 1) * kInterleavedRows);
-    for (size_t t = 0; t < p.n_tokens; ++t) {
-      alignas(32) float lanes[kInterleavedRows];
-      _mm256_store_ps(lanes, group_token(weights + g * group_bytes, t));
-      std::memcpy(p.y + t * p.n_rows + first, lanes + (first - g * kInterleavedRows), (last - first) * sizeof(float));
-    }
+    for_token_passes<kMaxTokens>(p.n_tokens, [&]<int T>(size_t t0) {
+      __m256 acc[T];
+      group_pass.template operator()<T>(weights + g * group_bytes, t0, acc);
+      for (int t = 0; t < T; ++t) {
+        alignas(32) float lanes[kInterleavedRows];
+        _mm256_store_ps(lanes, acc[t]);
+        std::memcpy(p.y + (t0 + t) * p.n_rows + first, lanes + (first - g * kInterleavedRows),
+                    (last - first) * sizeof(float));
+      }
+    });
   }
 }
 
 // ---- Q4_0 and Q8_0 ---------------------------------------------------------------------------------------
 
-// One interleaved Q4_0 block `gb` of 8 rows against 32 activation codes, values 0-15 at `first`, 16-31 at
-// `second`: lane r = sum q x of row r (codes 0-15). With kFifthBit, Q5_0's (codes 0-31).
-template <class Isa, bool kFifthBit = false>
-inline __m256i q4_0_interleaved_dots(const uint8_t* gb, const int8_t* first, const int8_t* second) {
+// One interleaved Q4_0 block `gb` of 8 rows against 32 activation codes of each token of a pass, values 0-15 at
+// `first`, 16-31 at `second`: lane r of dots[t] = sum q x of row r (codes 0-15). With kFifthBit, Q5_0's (codes 0-31).
+template <class Isa, bool kFifthBit, int T>
+inline void q4_0_interleaved_dots(const uint8_t* gb, const PassCodes<T>& x, size_t first, size_t second,
+                                  __m256i (&out)[T]) {
   const uint8_t* codes = gb + (kFifthBit ? kQ5_0InterleavedCodes : 16);
   const __m256i fifth = kFifthBit ? load256(gb + kQ5_0InterleavedHighBits) : _mm256_setzero_si256();
-  SubBlockDots<Isa> dots, rest;
+  SubBlockDots<Isa> dots[T], rest[T];
   for (int i = 0; i < 4; ++i) {
-    const auto* x = reinterpret_cast<const uint8_t*>((i < 2 ? first : second) + 8 * (i % 2));
-    nibble_quarter_dots<Isa, kFifthBit>(load256(codes + 32 * i), fifth, i, x, dots, rest);
+    nibble_quarter_dots<Isa, kFifthBit, T>(load256(codes + 32 * i), fifth, i, x, (i < 2 ? first : second) + 8 * (i % 2),
+                                           dots, rest);
   }
   const __m256i one = Isa::kWideUnsigned ? _mm256_set1_epi32(1) : _mm256_set1_epi16(1);
-  if constexpr (kFifthBit && !Isa::kWideUnsigned) return _mm256_add_epi32(dots.scaled(one), rest.scaled(one));
-  return dots.scaled(one);
+  for (int t = 0; t < T; ++t) {
+    if constexpr (kFifthBit && !Isa::kWideUnsigned) {
+      out[t] = _mm256_add_epi32(dots[t].scaled(one), rest[t].scaled(one));
+    } else {
+      out[t] = dots[t].scaled(one);
+    }
+  }
 }
 
 // The same for Q8_0 (signed codes): with VNNI the codes + 128 as unsigned (the caller adds -128 sum x, Q8_0Format's
 // kCodeOffset), without it the sign trick (dot_signed), as Q8_0Format's kernels take them.
-template <class Isa>
-inline __m256i q8_0_interleaved_dots(const uint8_t* gb, const int8_t* first, const int8_t* second) {
-  __m256i dots = _mm256_setzero_si256();
+template <class Isa, int T>
+inline void q8_0_interleaved_dots(const uint8_t* gb, const PassCodes<T>& x, size_t first, size_t second,
+                                  __m256i (&dots)[T]) {
+  for (int t = 0; t < T; ++t) dots[t] = _mm256_setzero_si256();
   for (int i = 0; i < 8; ++i) {
     const __m256i q = load256(gb + 16 + 32 * i);
-    const auto* x = reinterpret_cast<const uint8_t*>((i < 4 ? first : second) + 4 * (i % 4));
-    const __m256i xb = _mm256_set1_epi32(static_cast<int>(u32_at(x)));
-    dots = Isa::kWideUnsigned ? Isa::dot(dots, flip_sign_bits(q), xb) : dot_signed<Isa>(dots, q, xb);
+    const __m256i u = Isa::kWideUnsigned ? flip_sign_bits(q) : q;
+    const size_t offset = (i < 4 ? first : second) + 4 * (i % 4);
+    for (int t = 0; t < T; ++t) {
+      const __m256i xb = x.word(t, offset);
+      dots[t] = Isa::kWideUnsigned ? Isa::dot(dots[t], u, xb) : dot_signed<Isa>(dots[t], q, xb);
+    }
   }
-  return dots;
 }
 
 // Bytes of one interleaved block of 8 rows of 32-value format F.
@@ -231,30 +283,40 @@ constexpr size_t interleaved_q8_block_bytes() {
 // d dx, acc), as their matrix-vector kernels in the file's layout (x86_q8_formats.h) compute it.
 template <class Isa, class F>
 void matvec_q8_interleaved(const MatmulProblem& p, const QuantizedActivations& a, size_t row_begin, size_t row_end) {
-  constexpr bool kQ8 = std::is_same_v<F, Q8_0Format>, kQ5 = std::is_same_v<F, Q5_0Format>;
   constexpr size_t kBlockBytes = interleaved_q8_block_bytes<F>();
   constexpr int kOffset = F::template kCodeOffset<Isa>;
   const size_t nb = p.n_cols / 32;
-  for_row_groups(p, row_begin, row_end, nb * kBlockBytes, [&](const uint8_t* group, size_t t) {
-    const int8_t* xq = a.q8_codes(t);
-    const float* dx = a.q8_scales(t);
-    const int32_t* isums = a.q8_isums(t);
-    __m256 acc = _mm256_setzero_ps();
+  auto group_pass = [&]<int T>(const uint8_t* group, size_t t0, __m256(&acc)[T]) {
+    PassCodes<T> xq;
+    const float* dx[T];
+    const int32_t* isums[T];
+    for (int t = 0; t < T; ++t) {
+      xq.x[t] = a.q8_codes(t0 + t);
+      dx[t] = a.q8_scales(t0 + t);
+      isums[t] = a.q8_isums(t0 + t);
+      acc[t] = _mm256_setzero_ps();
+    }
     for (size_t b = 0; b < nb; ++b) {
       const uint8_t* gb = group + b * kBlockBytes;
       // The codes are pair-interleaved (pair_interleave_q8): block 2p + k's halves at 64p + 16k and 64p + 32
       // + 16k; an odd last block in value order.
       const bool paired = b + 1 < nb || b % 2 == 1;
-      const int8_t* first = paired ? xq + 64 * (b / 2) + 16 * (b % 2) : xq + 32 * b;
-      const int8_t* second = paired ? first + 32 : first + 16;
-      __m256i dots =
-          kQ8 ? q8_0_interleaved_dots<Isa>(gb, first, second) : q4_0_interleaved_dots<Isa, kQ5>(gb, first, second);
-      if constexpr (kOffset != 0) dots = _mm256_add_epi32(dots, _mm256_set1_epi32(kOffset * isums[b]));
+      const size_t first = paired ? 64 * (b / 2) + 16 * (b % 2) : 32 * b;
+      const size_t second = paired ? first + 32 : first + 16;
+      __m256i dots[T];
+      if constexpr (std::is_same_v<F, Q8_0Format>) {
+        q8_0_interleaved_dots<Isa, T>(gb, xq, first, second, dots);
+      } else {
+        q4_0_interleaved_dots<Isa, std::is_same_v<F, Q5_0Format>, T>(gb, xq, first, second, dots);
+      }
       const __m256 d = _mm256_cvtph_ps(load128(gb));
-      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dots), _mm256_mul_ps(d, _mm256_set1_ps(dx[b])), acc);
+      for (int t = 0; t < T; ++t) {
+        if constexpr (kOffset != 0) dots[t] = _mm256_add_epi32(dots[t], _mm256_set1_epi32(kOffset * isums[t][b]));
+        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dots[t]), _mm256_mul_ps(d, _mm256_set1_ps(dx[t][b])), acc[t]);
+      }
     }
-    return acc;
-  });
+  };
+  for_row_groups<matvec_tokens<Isa>()>(p, row_begin, row_end, nb * kBlockBytes, group_pass);
 }
 
 // ---- Q6_K ----------------------------------------------------------------------------------------------
@@ -296,40 +358,61 @@ inline void q6k_sub_block_codes(const uint8_t* c, __m256i (&q)[4]) {
                          _mm256_and_si256(_mm256_srli_epi16(high, 2), top2));
 }
 
-// One interleaved super-block `gb` of 8 rows against one token's q8_K block x: lane r = the row's
+// Lane r of offsets[t] += the rows' scale pairs of sub-blocks 4v..4v+3 (`scales`) times token t's 16-value sums:
+// the term the formats with signed scales and offset codes (Q6_K, Q3_K, IQ4_XS through its pairs) subtract.
+template <class Isa, int T>
+inline void add_scale_pair_sums(const PassBlocks<T>& x, __m256i scales, int v, const Q6KLaneMasks<Isa>& masks,
+                                __m256i (&offsets)[T]) {
+  const __m256i pairs[2] = {Q6KLaneMasks<Isa>::pick16(scales, masks.pair[0]),
+                            Q6KLaneMasks<Isa>::pick16(scales, masks.pair[1])};
+  for (int t = 0; t < T; ++t) {
+    for (int k = 0; k < 2; ++k) {
+      const __m256i x_pair = broadcast_u32(x[t]->bsums + 4 * v + 2 * k);
+      offsets[t] = _mm256_add_epi32(offsets[t], _mm256_madd_epi16(pairs[k], x_pair));
+    }
+  }
+}
+
+// Lane r of I[t] += s (codes . x) of one 16-value sub-block (its codes q as four 4-value words per row) and token t's
+// codes at x + offset. Without VNNI, two maddubs pairs of 6-bit codes fit an int16 (2 x 16128) and four do not: the
+// two halves are widened separately (`kPairsFit`: all four fit, as codes of at most 7 do).
+template <class Isa, bool kPairsFit, int T>
+inline void add_sub_block_dots(const __m256i (&q)[4], const PassCodes<T>& x, size_t offset, __m256i s,
+                               __m256i (&I)[T]) {
+  for (int t = 0; t < T; ++t) {
+    SubBlockDots<Isa> d01, d23;
+    d01.add(q[0], x.word(t, offset));
+    d01.add(q[1], x.word(t, offset + 4));
+    SubBlockDots<Isa>& rest = Isa::kWideUnsigned || kPairsFit ? d01 : d23;
+    rest.add(q[2], x.word(t, offset + 8));
+    rest.add(q[3], x.word(t, offset + 12));
+    I[t] = _mm256_add_epi32(I[t], d01.scaled(s));
+    if constexpr (!Isa::kWideUnsigned && !kPairsFit) I[t] = _mm256_add_epi32(I[t], d23.scaled(s));
+  }
+}
+
+// One interleaved super-block `gb` of 8 rows against the q8_K blocks x[t] of a pass: lane r of out[t] = the row's
 // sum_j s_j (codes_j . x_j - 32 sum x_j), the I of Q6KFormat::sums. Codes are 0..63, so a maddubs pair is at most
 // 2 x 63 x 128 = 16128 and two of them fit an int16: each 16-value sub-block is two int16 sums, widened by madd.
-template <class Isa>
-inline __m256i q6k_interleaved_sums(const uint8_t* gb, const BlockQ8K& x, const Q6KLaneMasks<Isa>& masks) {
+template <class Isa, int T>
+inline void q6k_interleaved_sums(const uint8_t* gb, const PassBlocks<T>& x, const Q6KLaneMasks<Isa>& masks,
+                                 __m256i (&out)[T]) {
   const uint8_t* codes = gb + 144;
-  __m256i I = _mm256_setzero_si256(), offsets = _mm256_setzero_si256();
+  const PassCodes<T> xq = pass_codes(x, 0);
+  __m256i I[T], offsets[T];
+  for (int t = 0; t < T; ++t) I[t] = offsets[t] = _mm256_setzero_si256();
   for (int v = 0; v < 4; ++v) {
     const __m256i scales = load256(gb + 16 + 32 * v);
 #pragma GCC unroll 4
     for (int m = 0; m < 4; ++m) {
       const int j = 4 * v + m;
-      const uint8_t* c = codes + 96 * j;
       __m256i q[4];
-      q6k_sub_block_codes(c, q);
-      const auto* xq = reinterpret_cast<const uint8_t*>(x.qs + 16 * j);
-      // Two maddubs pairs fit an int16 (2 x 16128); four do not: two sums without VNNI.
-      SubBlockDots<Isa> d01, d23;
-      d01.add(q[0], _mm256_set1_epi32(static_cast<int>(u32_at(xq))));
-      d01.add(q[1], _mm256_set1_epi32(static_cast<int>(u32_at(xq + 4))));
-      SubBlockDots<Isa>& rest = Isa::kWideUnsigned ? d01 : d23;
-      rest.add(q[2], _mm256_set1_epi32(static_cast<int>(u32_at(xq + 8))));
-      rest.add(q[3], _mm256_set1_epi32(static_cast<int>(u32_at(xq + 12))));
-      const __m256i s = masks.pick_scale(scales, m);
-      I = _mm256_add_epi32(I, d01.scaled(s));
-      if constexpr (!Isa::kWideUnsigned) I = _mm256_add_epi32(I, d23.scaled(s));
+      q6k_sub_block_codes(codes + 96 * j, q);
+      add_sub_block_dots<Isa, false, T>(q, xq, 16 * j, masks.pick_scale(scales, m), I);
     }
-    for (int k = 0; k < 2; ++k) {
-      const auto* sums = reinterpret_cast<const uint8_t*>(x.bsums + 4 * v + 2 * k);
-      const __m256i x_pair = _mm256_set1_epi32(static_cast<int>(u32_at(sums)));
-      offsets = _mm256_add_epi32(offsets, _mm256_madd_epi16(Q6KLaneMasks<Isa>::pick16(scales, masks.pair[k]), x_pair));
-    }
+    add_scale_pair_sums<Isa, T>(x, scales, v, masks, offsets);
   }
-  return _mm256_sub_epi32(I, _mm256_slli_epi32(offsets, 5));
+  for (int t = 0; t < T; ++t) out[t] = _mm256_sub_epi32(I[t], _mm256_slli_epi32(offsets[t], 5));
 }
 
 // ---- Q2_K, Q3_K and IQ4_XS ---------------------------------------------------------------------------
@@ -375,14 +458,14 @@ inline __m256i iq4xs_scales(const uint8_t* gb, int v) {
                         _mm256_setr_epi32(s, s, s, s, s + 2, s + 2, s + 2, s + 2));
 }
 
-// One interleaved Q2_K super-block against x: lane r of I = sum_j s_j (codes_j . x_j), of M = sum_j m_j S16_j,
-// as Q2KFormat::sums makes them (the scale bytes: s_j low nibble, m_j high).
-template <class Isa>
-inline void q2k_interleaved_sums(const uint8_t* gb, const BlockQ8K& x, const Q4KLaneMasks<Isa>& masks, __m256i& I,
-                                 __m256i& M) {
+// One interleaved Q2_K super-block against the blocks x[t] of a pass: lane r of I[t] = sum_j s_j (codes_j . x_j), of
+// M[t] = sum_j m_j S16_j, as Q2KFormat::sums makes them (the scale bytes: s_j low nibble, m_j high).
+template <class Isa, int T>
+inline void q2k_interleaved_sums(const uint8_t* gb, const PassBlocks<T>& x, const Q4KLaneMasks<Isa>& masks,
+                                 __m256i (&I)[T], __m256i (&M)[T]) {
   const __m256i low4 = _mm256_set1_epi8(0x0F);
-  I = _mm256_setzero_si256();
-  M = _mm256_setzero_si256();
+  const PassCodes<T> xq = pass_codes(x, 0);
+  for (int t = 0; t < T; ++t) I[t] = M[t] = _mm256_setzero_si256();
   for (int v = 0; v < 4; ++v) {
     const __m256i packed = load256(gb + 32 + 32 * v);
     const __m256i scales = _mm256_and_si256(packed, low4);
@@ -392,24 +475,27 @@ inline void q2k_interleaved_sums(const uint8_t* gb, const BlockQ8K& x, const Q4K
       const int j = 4 * v + m;
       __m256i q[4];
       two_bit_codes(load256(gb + kQ2KInterleavedCodes + 32 * j), q);
-      const auto* xq = reinterpret_cast<const uint8_t*>(x.qs + 16 * j);
-      SubBlockDots<Isa> dots;  // codes of at most 3: 4 maddubs pairs fit an int16
-      for (int i = 0; i < 4; ++i) dots.add(q[i], _mm256_set1_epi32(static_cast<int>(u32_at(xq + 4 * i))));
-      I = _mm256_add_epi32(I, dots.scaled(_mm256_shuffle_epi8(scales, masks.scale[m])));
+      // Codes of at most 3: 4 maddubs pairs fit an int16.
+      add_sub_block_dots<Isa, true, T>(q, xq, 16 * j, _mm256_shuffle_epi8(scales, masks.scale[m]), I);
     }
-    for (int k = 0; k < 2; ++k) {
-      const auto* sums = reinterpret_cast<const uint8_t*>(x.bsums + 4 * v + 2 * k);
-      const __m256i x_pair = _mm256_set1_epi32(static_cast<int>(u32_at(sums)));
-      M = _mm256_add_epi32(M, _mm256_madd_epi16(_mm256_shuffle_epi8(mins, masks.min[k]), x_pair));
+    const __m256i min_pairs[2] = {_mm256_shuffle_epi8(mins, masks.min[0]), _mm256_shuffle_epi8(mins, masks.min[1])};
+    for (int t = 0; t < T; ++t) {
+      for (int k = 0; k < 2; ++k) {
+        const __m256i x_pair = broadcast_u32(x[t]->bsums + 4 * v + 2 * k);
+        M[t] = _mm256_add_epi32(M[t], _mm256_madd_epi16(min_pairs[k], x_pair));
+      }
     }
   }
 }
 
-// One interleaved Q3_K super-block against x: lane r = sum_j s_j (codes_j . x_j - 4 S16_j), the I of
-// Q3KFormat::sums (codes of at most 7: 4 maddubs pairs fit an int16).
-template <class Isa>
-inline __m256i q3k_interleaved_sums(const uint8_t* gb, const BlockQ8K& x, const Q6KLaneMasks<Isa>& masks) {
-  __m256i I = _mm256_setzero_si256(), offsets = _mm256_setzero_si256();
+// One interleaved Q3_K super-block against the blocks x[t] of a pass: lane r of out[t] = sum_j s_j (codes_j . x_j -
+// 4 S16_j), the I of Q3KFormat::sums (codes of at most 7: 4 maddubs pairs fit an int16).
+template <class Isa, int T>
+inline void q3k_interleaved_sums(const uint8_t* gb, const PassBlocks<T>& x, const Q6KLaneMasks<Isa>& masks,
+                                 __m256i (&out)[T]) {
+  const PassCodes<T> xq = pass_codes(x, 0);
+  __m256i I[T], offsets[T];
+  for (int t = 0; t < T; ++t) I[t] = offsets[t] = _mm256_setzero_si256();
   for (int v = 0; v < 4; ++v) {
     const __m256i scales = q3k_scales(gb, v);
 #pragma GCC unroll 4
@@ -417,59 +503,56 @@ inline __m256i q3k_interleaved_sums(const uint8_t* gb, const BlockQ8K& x, const 
       const int j = 4 * v + m;
       __m256i q[4];
       q3k_sub_block_codes(gb, j, q);
-      const auto* xq = reinterpret_cast<const uint8_t*>(x.qs + 16 * j);
-      SubBlockDots<Isa> dots;
-      for (int i = 0; i < 4; ++i) dots.add(q[i], _mm256_set1_epi32(static_cast<int>(u32_at(xq + 4 * i))));
-      I = _mm256_add_epi32(I, dots.scaled(masks.pick_scale(scales, m)));
+      add_sub_block_dots<Isa, true, T>(q, xq, 16 * j, masks.pick_scale(scales, m), I);
     }
-    for (int k = 0; k < 2; ++k) {
-      const auto* sums = reinterpret_cast<const uint8_t*>(x.bsums + 4 * v + 2 * k);
-      const __m256i x_pair = _mm256_set1_epi32(static_cast<int>(u32_at(sums)));
-      offsets = _mm256_add_epi32(offsets, _mm256_madd_epi16(Q6KLaneMasks<Isa>::pick16(scales, masks.pair[k]), x_pair));
-    }
+    add_scale_pair_sums<Isa, T>(x, scales, v, masks, offsets);
   }
-  return _mm256_sub_epi32(I, _mm256_slli_epi32(offsets, 2));
+  for (int t = 0; t < T; ++t) out[t] = _mm256_sub_epi32(I[t], _mm256_slli_epi32(offsets[t], 2));
 }
 
-// The activation's 32-value sums as int16 pairs (X_2k, X_2k+1) at 32-bit elements 0, 1, 4, 5 (k = 0-3).
-inline __m256i sub_block_sum_pairs(const BlockQ8K& x) {
-  const __m256i sums32 = _mm256_madd_epi16(load256(x.bsums), _mm256_set1_epi16(1));
-  return _mm256_packs_epi32(sums32, sums32);
-}
-
-// One interleaved IQ4_XS super-block against x (VNNI only): lane r = sum_j s_j (values_j . x_j), the I of
-// Iq4XsFormat::sums. The codebook values are looked up + 128 (unsigned for VPDPBUSD) and the 128 taken back as
-// 128 sum_j s_j X_j, exact integers either way.
-template <class Isa>
-inline __m256i iq4xs_interleaved_sums(const uint8_t* gb, const BlockQ8K& x, const Q6KLaneMasks<Isa>& masks,
-                                      __m256i table) {
+// One interleaved IQ4_XS super-block against the blocks x[t] of a pass (VNNI only): lane r of out[t] = sum_j s_j
+// (values_j . x_j), the I of Iq4XsFormat::sums. The codebook values are looked up + 128 (unsigned for VPDPBUSD) and
+// the 128 taken back as 128 sum_j s_j X_j, exact integers either way.
+template <class Isa, int T>
+inline void iq4xs_interleaved_sums(const uint8_t* gb, const PassBlocks<T>& x, const Q6KLaneMasks<Isa>& masks,
+                                   __m256i table, __m256i (&out)[T]) {
   static_assert(Isa::kWideUnsigned);
   const __m256i low4 = _mm256_set1_epi8(0x0F);
-  const __m256i x_pairs = sub_block_sum_pairs(x);
+  const PassCodes<T> xq = pass_codes(x, 0);
   const int element[4] = {0, 1, 4, 5};
-  __m256i I = _mm256_setzero_si256(), offsets = _mm256_setzero_si256();
+  __m256i x_pairs[T], I[T], offsets[T];
+  for (int t = 0; t < T; ++t) {
+    x_pairs[t] = sub_block_sum_pairs(*x[t]);
+    I[t] = offsets[t] = _mm256_setzero_si256();
+  }
   for (int v = 0; v < 2; ++v) {
     const __m256i scales = iq4xs_scales(gb, v);
 #pragma GCC unroll 4
     for (int m = 0; m < 4; ++m) {
       const int j = 4 * v + m;
-      SubBlockDots<Isa> dots;
+      SubBlockDots<Isa> dots[T];
       for (int i = 0; i < 4; ++i) {
         const __m256i q = load256(gb + kIq4XsInterleavedCodes + 128 * j + 32 * i);
-        const auto* xq = reinterpret_cast<const uint8_t*>(x.qs + 32 * j + 8 * i);
-        dots.add(_mm256_shuffle_epi8(table, _mm256_and_si256(q, low4)),
-                 _mm256_set1_epi32(static_cast<int>(u32_at(xq))));
-        dots.add(_mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(q, 4), low4)),
-                 _mm256_set1_epi32(static_cast<int>(u32_at(xq + 4))));
+        const __m256i lo = _mm256_shuffle_epi8(table, _mm256_and_si256(q, low4));
+        const __m256i hi = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(q, 4), low4));
+        for (int t = 0; t < T; ++t) {
+          dots[t].add(lo, xq.word(t, 32 * j + 8 * i));
+          dots[t].add(hi, xq.word(t, 32 * j + 8 * i + 4));
+        }
       }
-      I = _mm256_add_epi32(I, dots.scaled(masks.pick_scale(scales, m)));
+      const __m256i s = masks.pick_scale(scales, m);
+      for (int t = 0; t < T; ++t) I[t] = _mm256_add_epi32(I[t], dots[t].scaled(s));
     }
-    for (int k = 0; k < 2; ++k) {
-      const __m256i x_pair = _mm256_permutevar8x32_epi32(x_pairs, _mm256_set1_epi32(element[2 * v + k]));
-      offsets = _mm256_add_epi32(offsets, _mm256_madd_epi16(Q6KLaneMasks<Isa>::pick16(scales, masks.pair[k]), x_pair));
+    const __m256i pairs[2] = {Q6KLaneMasks<Isa>::pick16(scales, masks.pair[0]),
+                              Q6KLaneMasks<Isa>::pick16(scales, masks.pair[1])};
+    for (int t = 0; t < T; ++t) {
+      for (int k = 0; k < 2; ++k) {
+        const __m256i x_pair = _mm256_permutevar8x32_epi32(x_pairs[t], _mm256_set1_epi32(element[2 * v + k]));
+        offsets[t] = _mm256_add_epi32(offsets[t], _mm256_madd_epi16(pairs[k], x_pair));
+      }
     }
   }
-  return _mm256_sub_epi32(I, _mm256_slli_epi32(offsets, 7));
+  for (int t = 0; t < T; ++t) out[t] = _mm256_sub_epi32(I[t], _mm256_slli_epi32(offsets[t], 7));
 }
 
 // ---- the K formats' row loop ----------------------------------------------------------------------------
@@ -490,16 +573,17 @@ constexpr size_t interleaved_k_block_bytes() {
 template <class Isa, class F>
 using InterleavedKMasks = std::conditional_t<(F::kDminOffset >= 0), Q4KLaneMasks<Isa>, Q6KLaneMasks<Isa>>;
 
-// The integer terms of one interleaved super-block of F against x: I, and M for the formats with a min.
-template <class Isa, class F>
-inline void interleaved_k_sums(const uint8_t* gb, const BlockQ8K& x, const InterleavedKMasks<Isa, F>& masks, __m256i& I,
-                               __m256i& M) {
-  if constexpr (std::is_same_v<F, Q4KFormat>) q4k_interleaved_sums<Isa>(gb, x, masks, I, M);
-  if constexpr (std::is_same_v<F, Q5KFormat>) q4k_interleaved_sums<Isa, true>(gb, x, masks, I, M);
-  if constexpr (std::is_same_v<F, Q2KFormat>) q2k_interleaved_sums<Isa>(gb, x, masks, I, M);
-  if constexpr (std::is_same_v<F, Q6KFormat>) I = q6k_interleaved_sums<Isa>(gb, x, masks);
-  if constexpr (std::is_same_v<F, Q3KFormat>) I = q3k_interleaved_sums<Isa>(gb, x, masks);
-  if constexpr (std::is_same_v<F, Iq4XsFormat>) I = iq4xs_interleaved_sums<Isa>(gb, x, masks, iq4_table(true));
+// The integer terms of one interleaved super-block of F against the blocks x[t] of a pass: I[t], and M[t] for the
+// formats with a min.
+template <class Isa, class F, int T>
+inline void interleaved_k_sums(const uint8_t* gb, const PassBlocks<T>& x, const InterleavedKMasks<Isa, F>& masks,
+                               __m256i (&I)[T], __m256i (&M)[T]) {
+  if constexpr (std::is_same_v<F, Q4KFormat>) q4k_interleaved_sums<Isa, false, T>(gb, x, masks, I, M);
+  if constexpr (std::is_same_v<F, Q5KFormat>) q4k_interleaved_sums<Isa, true, T>(gb, x, masks, I, M);
+  if constexpr (std::is_same_v<F, Q2KFormat>) q2k_interleaved_sums<Isa, T>(gb, x, masks, I, M);
+  if constexpr (std::is_same_v<F, Q6KFormat>) q6k_interleaved_sums<Isa, T>(gb, x, masks, I);
+  if constexpr (std::is_same_v<F, Q3KFormat>) q3k_interleaved_sums<Isa, T>(gb, x, masks, I);
+  if constexpr (std::is_same_v<F, Iq4XsFormat>) iq4xs_interleaved_sums<Isa, T>(gb, x, masks, iq4_table(true), I);
 }
 
 // The K formats: y[t][r] for rows [row_begin, row_end) and every token. Per super-block acc = fma(float(I), d dx,
@@ -510,23 +594,30 @@ void matvec_k_interleaved(const MatmulProblem& p, const QuantizedActivations& a,
   constexpr bool kMin = F::kDminOffset >= 0;
   const InterleavedKMasks<Isa, F> masks;
   const size_t nsb = p.n_cols / kquant::kSuperBlock;
-  for_row_groups(p, row_begin, row_end, nsb * kBlockBytes, [&](const uint8_t* group, size_t t) {
-    const BlockQ8K* x = a.q8k_row(t);
-    __m256 acc = _mm256_setzero_ps();
+  auto group_pass = [&]<int T>(const uint8_t* group, size_t t0, __m256(&acc)[T]) {
+    const BlockQ8K* rows[T];
+    for (int t = 0; t < T; ++t) {
+      rows[t] = a.q8k_row(t0 + t);
+      acc[t] = _mm256_setzero_ps();
+    }
     for (size_t sb = 0; sb < nsb; ++sb) {
       const uint8_t* gb = group + sb * kBlockBytes;
       const __m256 d = _mm256_cvtph_ps(load128(gb));
-      const __m256 dx = _mm256_set1_ps(x[sb].d);
-      __m256i I, M;
-      interleaved_k_sums<Isa, F>(gb, x[sb], masks, I, M);
-      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(I), _mm256_mul_ps(d, dx), acc);
-      if constexpr (kMin) {
-        const __m256 neg_dmin = _mm256_xor_ps(_mm256_cvtph_ps(load128(gb + 16)), _mm256_set1_ps(-0.0f));
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(M), _mm256_mul_ps(neg_dmin, dx), acc);
+      PassBlocks<T> x;
+      for (int t = 0; t < T; ++t) x[t] = rows[t] + sb;
+      __m256i I[T], M[T];
+      interleaved_k_sums<Isa, F, T>(gb, x, masks, I, M);
+      for (int t = 0; t < T; ++t) {
+        const __m256 dx = _mm256_set1_ps(x[t]->d);
+        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(I[t]), _mm256_mul_ps(d, dx), acc[t]);
+        if constexpr (kMin) {
+          const __m256 neg_dmin = _mm256_xor_ps(_mm256_cvtph_ps(load128(gb + 16)), _mm256_set1_ps(-0.0f));
+          acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(M[t]), _mm256_mul_ps(neg_dmin, dx), acc[t]);
+        }
       }
     }
-    return acc;
-  });
+  };
+  for_row_groups<matvec_tokens<Isa>()>(p, row_begin, row_end, nsb * kBlockBytes, group_pass);
 }
 
 // ---- decoding rows for the tiled kernels ----------------------------------------------------------------

@@ -53,6 +53,13 @@ inline uint32_t u32_at(const uint8_t* p) {
   return v;
 }
 
+// The 4 bytes at p in every 32-bit lane.
+inline __m256i broadcast_u32(const void* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm256_set1_epi32(static_cast<int>(v));
+}
+
 // Signed weights w times signed activations x, 4-product sums in int32 lanes (sign trick: |w| * sign(x, w)).
 template <class Isa>
 inline __m256i dot_signed(__m256i acc, __m256i w, __m256i x) {
