@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <pthread.h>
+#include <chrono>
 #include <csignal>
 #include <fstream>
 #include <iterator>
@@ -47,12 +48,20 @@ struct ServeFlags {
   int drain_timeout_s = 30;
   int32_t n_predict = -1;
   uint32_t prefill_chunk = kDefaultPrefillChunk;
+  double gather_ms = 2;
   std::string chat_template;
   std::string chat_template_file;
   bool mlock = false;
   EngineSettings settings;
   SamplingParams sampling;
 };
+
+LoopLimits loop_limits(const ServeFlags& flags) {
+  LoopLimits limits;
+  limits.max_waiting = flags.queue_size;
+  limits.gather = std::chrono::microseconds(static_cast<int64_t>(flags.gather_ms * 1000));
+  return limits;
+}
 
 Result<std::vector<std::string>> read_api_keys(const ServeFlags& flags) {
   std::vector<std::string> keys;
@@ -140,7 +149,7 @@ Result<Running> load(const ServeFlags& flags, ServerMetrics& metrics, ServedMode
   Context& ctx = *r.placed.context;
   SchedulerParams params{.n_parallel = ctx.n_seq_max(), .prefill_chunk = flags.prefill_chunk, .stop_at_eos = true};
   params.end_tokens = r.tokenizer->vocab().end_of_generation_ids();  // eos, eot, <|im_end|>, ...
-  r.loop = std::make_unique<ServingLoop>(ctx, std::move(params), LoopLimits{.max_waiting = flags.queue_size}, metrics);
+  r.loop = std::make_unique<ServingLoop>(ctx, std::move(params), loop_limits(flags), metrics);
   if (Status s = r.loop->start(); !s) return s.error();
   served.model = r.model.get();
   served.tokenizer = r.tokenizer.get();
@@ -249,6 +258,10 @@ void add_serve_command(Subcommands& commands) {
   app->add_option("--prefill-chunk", flags->prefill_chunk,
                   "Most prompt tokens a step reads while other requests generate (chunked prefill: steadier "
                   "inter-token latency, slower prompts on a CPU; default 0: up to -b)");
+  app->add_option("--gather", flags->gather_ms,
+                  "Milliseconds an idle server waits for more requests after one arrives, so that prompts sent "
+                  "together are read in one step (default 2; 0: start at once)")
+      ->check(CLI::Range(0.0, 1000.0));
   app->add_option("--chat-template", flags->chat_template,
                   "Chat template family instead of the model's (" + ChatTemplate::names() + ")")
       ->check([](const std::string& name) {

@@ -37,6 +37,16 @@ void ServerMetrics::prompt_tokens_reused(uint64_t n) {
   reused_tokens_ += n;
 }
 
+void ServerMetrics::batch_steps(uint64_t n) {
+  const std::lock_guard lock(mutex_);
+  batch_steps_ += n;
+}
+
+uint64_t ServerMetrics::batch_steps() const {
+  const std::lock_guard lock(mutex_);
+  return batch_steps_;
+}
+
 void ServerMetrics::request_cancelled() {
   const std::lock_guard lock(mutex_);
   ++cancelled_;
@@ -91,6 +101,9 @@ std::string ServerMetrics::exposition() const {
   out += counter("infertune_prompt_tokens_reused_total", "Prompt tokens taken from a cached prefix, not computed.",
                  reused_tokens_);
   out += counter("infertune_generated_tokens_total", "Tokens generated.", generated_tokens_);
+  out += counter("infertune_batch_steps_total",
+                 "Batches the model decoded: each carries the running requests' next tokens and prompt tokens.",
+                 batch_steps_);
   out += counter("infertune_requests_cancelled_total",
                  "Requests ended before their end: the client went away or a stop string matched.", cancelled_);
   out += gauge("infertune_requests_waiting", "Requests queued for a slot.", gauges_.waiting);

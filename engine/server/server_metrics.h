@@ -40,6 +40,8 @@ class ServerMetrics {
   void request_finished(const std::string& endpoint, int status);
   void tokens(uint64_t prompt, uint64_t generated);
   void prompt_tokens_reused(uint64_t n);
+  void batch_steps(uint64_t n);  // batches the model decoded
+  uint64_t batch_steps() const;
   void request_cancelled();  // a client went away, or a stop string ended it
   uint64_t cancelled() const;
   void time_to_first_token(double seconds);
@@ -55,6 +57,7 @@ class ServerMetrics {
   uint64_t prompt_tokens_ = 0;
   uint64_t generated_tokens_ = 0;
   uint64_t reused_tokens_ = 0;
+  uint64_t batch_steps_ = 0;
   uint64_t cancelled_ = 0;
   LatencyHistogram ttft_;
   LatencyHistogram itl_;

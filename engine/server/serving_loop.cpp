@@ -136,6 +136,7 @@ void ServingLoop::run() {
   std::unique_lock lock(mutex_);
   for (;;) {
     wake_.wait(lock, [&] { return stopping_ || !incoming_.empty() || !cancels_.empty() || busy_; });
+    if (!busy_ && !incoming_.empty()) gather_arrivals(lock);
     if (stopping_) return;
     auto jobs = std::exchange(incoming_, {});
     auto cancels = std::exchange(cancels_, {});
@@ -150,6 +151,16 @@ void ServingLoop::run() {
     waiting_ = scheduler_ ? scheduler_->plan().n_waiting() : 0;
     busy_ = !active_.empty();
     if (incoming_.empty() && !busy_) idle_.notify_all();
+  }
+}
+
+void ServingLoop::gather_arrivals(std::unique_lock<std::mutex>& lock) {
+  if (limits_.gather.count() <= 0) return;
+  const auto deadline = std::chrono::steady_clock::now() + 5 * limits_.gather;
+  for (size_t seen = incoming_.size(); !stopping_; seen = incoming_.size()) {
+    const auto quiet_until = std::min(deadline, std::chrono::steady_clock::now() + limits_.gather);
+    wake_.wait_until(lock, quiet_until, [&] { return stopping_ || incoming_.size() > seen; });
+    if (incoming_.size() == seen || std::chrono::steady_clock::now() >= deadline) return;
   }
 }
 
@@ -231,9 +242,14 @@ void ServingLoop::step() {
     top_logprobs_.erase(r.id);
     active_.erase(it);
   }
-  const uint64_t reused = scheduler_->stats().reused_tokens;
-  metrics_->prompt_tokens_reused(reused - reused_seen_);
-  reused_seen_ = reused;
+  publish_counters();
+}
+
+void ServingLoop::publish_counters() {
+  const SchedulerStats& now = scheduler_->stats();
+  metrics_->prompt_tokens_reused(now.reused_tokens - stats_seen_.reused_tokens);
+  metrics_->batch_steps(now.steps - stats_seen_.steps);
+  stats_seen_ = now;
 }
 
 // A failed step leaves the scheduler unusable: every job fails with the message, and a new scheduler (with
@@ -243,7 +259,7 @@ void ServingLoop::fail_all(const std::string& message) {
   active_.clear();
   top_logprobs_.clear();
   scheduler_.reset();
-  reused_seen_ = 0;
+  stats_seen_ = {};
   auto fresh = Scheduler::create(*ctx_, params_);
   if (fresh) scheduler_.emplace(std::move(*fresh));
 }

@@ -81,6 +81,10 @@ struct ServeJob {
 
 struct LoopLimits {
   uint32_t max_waiting = 16;  // jobs queued for a slot beyond which submit refuses (503)
+  // When a job wakes the idle loop, it waits until no other job has come for this long (at most 5 times it) before
+  // the first step: jobs sent together (clients that all got their last token in one step) then have their prompts
+  // read in one step, instead of the first one's alone and the others' in a second step that stalls its tokens.
+  std::chrono::microseconds gather{2000};
 };
 
 class ServingLoop {
@@ -110,12 +114,14 @@ class ServingLoop {
 
  private:
   void run();
+  void gather_arrivals(std::unique_lock<std::mutex>& lock);
   void admit(std::vector<std::pair<ServeJob, std::shared_ptr<RequestChannel>>>& jobs);
   void apply_cancels(const std::vector<std::shared_ptr<RequestChannel>>& cancels);
   void on_sampled(RequestId id, int32_t token, std::span<const float> logits);
   void step();
   void fail_all(const std::string& message);
   void publish_gauges();
+  void publish_counters();
 
   Context* ctx_;
   SchedulerParams params_;
@@ -124,7 +130,7 @@ class ServingLoop {
   std::optional<Scheduler> scheduler_;
   std::unordered_map<RequestId, std::shared_ptr<RequestChannel>> active_;  // loop thread only
   std::unordered_map<RequestId, std::optional<uint32_t>> top_logprobs_;    // loop thread only
-  uint64_t reused_seen_ = 0;
+  SchedulerStats stats_seen_;  // the scheduler's counters as last reported to the metrics
 
   std::mutex mutex_;
   std::condition_variable wake_;

@@ -42,6 +42,7 @@ struct HarnessOptions {
   size_t max_body_bytes = 1u << 20;
   bool start_http = true;
   uint32_t n_ctx = 256;
+  std::chrono::microseconds gather = LoopLimits{}.gather;
 };
 
 class ServerHarness {
@@ -61,7 +62,7 @@ class ServerHarness {
         *ctx_,
         SchedulerParams{
             .n_parallel = o.n_parallel, .stop_at_eos = true, .on_token = {}, .on_logits = {}, .end_tokens = {}},
-        LoopLimits{.max_waiting = o.max_waiting}, metrics_);
+        LoopLimits{.max_waiting = o.max_waiting, .gather = o.gather}, metrics_);
     EXPECT_TRUE(loop_->start().ok());
     if (!o.start_http) return;
     http_ = std::make_unique<HttpServer>(HttpOptions{.host = "127.0.0.1",

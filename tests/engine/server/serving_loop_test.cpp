@@ -1,6 +1,7 @@
 // ServingLoop (engine/server/serving_loop.h) on the llama fixture: greedy jobs submitted from several threads
 // get the tokens each prompt gets decoded alone; a cancelled job finishes as cancelled and its KV cells are
-// freed; a full queue and a draining loop refuse; log-probabilities are the log-softmax of the logits.
+// freed; a full queue and a draining loop refuse; jobs that come together to an idle loop have their prompts read
+// in one step; log-probabilities are the log-softmax of the logits.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -101,6 +102,20 @@ TEST(ServingLoop, AJobTheSchedulerRefusesFinishesWithItsError) {
   EXPECT_TRUE(tokens.empty());
   EXPECT_EQ(end.reason, FinishReason::error);
   EXPECT_NE(end.error.find("cells"), std::string::npos) << end.error;
+}
+
+TEST(ServingLoop, JobsThatComeTogetherToAnIdleLoopAreReadInOneStep) {
+  // A gathering window far longer than the gap between the two submissions, so a busy machine cannot split them.
+  test::ServerHarness h({.n_parallel = 2, .start_http = false, .gather = std::chrono::milliseconds(400)});
+  const uint32_t vocab = h.model().config().n_vocab;
+  auto a = h.loop().submit(greedy_job(prompt_of(1, 12, vocab), 1));
+  std::this_thread::sleep_for(20ms);
+  auto b = h.loop().submit(greedy_job(prompt_of(2, 12, vocab), 1));
+  ASSERT_TRUE(a.channel && b.channel);
+  EXPECT_EQ(drain(*a.channel).first.size(), 1u);
+  EXPECT_EQ(drain(*b.channel).first.size(), 1u);
+  // Both prompts, and the one token each samples from its prompt's end, in one batch.
+  EXPECT_EQ(h.metrics().batch_steps(), 1u);
 }
 
 TEST(TokenLogprobs, AreTheLogSoftmaxWithTheBestTokensFirst) {
