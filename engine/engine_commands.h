@@ -6,6 +6,7 @@ namespace infertune {
 
 void add_inspect_command(Subcommands& commands);
 void add_synth_command(Subcommands& commands);
+void add_quantize_command(Subcommands& commands);  // engine/quantize/quantize_command.cpp
 void add_tokenize_command(Subcommands& commands);
 void add_run_command(Subcommands& commands);
 void add_serve_command(Subcommands& commands);  // engine/server/serve_command.cpp
@@ -14,6 +15,7 @@ void add_settings_command(Subcommands& commands);  // engine/settings/settings_c
 inline void register_engine_commands(Subcommands& commands) {
   add_inspect_command(commands);
   add_synth_command(commands);
+  add_quantize_command(commands);
   add_tokenize_command(commands);
   add_run_command(commands);
   add_serve_command(commands);

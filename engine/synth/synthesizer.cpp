@@ -2,16 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <atomic>
 #include <filesystem>
-#include <mutex>
-#include <system_error>
-#include <thread>
+#include <span>
 
+#include "engine/quantize/row_encoder.h"
 #include "engine/synth/synthetic_vocab.h"
 #include "engine/synth/weight_generator.h"
-#include "kernels/quant.h"
 
 namespace infertune {
 namespace {
@@ -65,92 +61,25 @@ uint64_t rows_of(const TensorSpec& spec) {
   return rows;
 }
 
-// Generates and encodes one tensor into `data`, rows handed out in chunks to `threads` workers.
-class TensorFill {
- public:
-  TensorFill(const PlannedTensor& tensor, const ModelConfig& config, uint64_t seed)
-      : tensor_(tensor),
-        generator_(seed, tensor.spec.name, weight_distribution(tensor.spec, config)),
-        row_length_(tensor.spec.dims[0]),
-        n_rows_(rows_of(tensor.spec)),
-        row_bytes_(ggml_row_bytes(tensor.type, row_length_).value_or(0)) {}
-
-  Status run(std::span<std::byte> data, unsigned threads) {
-    if (row_bytes_ == 0 || data.size() != n_rows_ * row_bytes_) {
-      return fail("tensor '{}': {} bytes for {} rows of {} {} values", tensor_.spec.name, data.size(), n_rows_,
-                  row_length_, ggml_type_name(tensor_.type));
-    }
-    // A tensor under 256 KiB is not worth starting threads for. Otherwise at least 8 chunks per worker,
-    // so that the last, uneven chunk costs little, and at most 1 MiB of output per chunk.
-    constexpr uint64_t kSmallTensorBytes = uint64_t{256} << 10;
-    constexpr uint64_t kMaxChunkBytes = uint64_t{1} << 20;
-    const uint64_t wanted = data.size() < kSmallTensorBytes ? 1 : std::max(1u, threads);
-    const uint64_t balanced_rows = (n_rows_ + 8 * wanted - 1) / (8 * wanted);
-    chunk_rows_ = std::clamp<uint64_t>(balanced_rows, 1, std::max<uint64_t>(1, kMaxChunkBytes / row_bytes_));
-    const uint64_t n_chunks = (n_rows_ + chunk_rows_ - 1) / chunk_rows_;
-    const unsigned n_workers = static_cast<unsigned>(std::min(wanted, n_chunks));
-    std::vector<std::thread> workers;
-    try {
-      for (unsigned i = 1; i < n_workers; ++i) workers.emplace_back([this, data] { work(data); });
-    } catch (const std::system_error&) {
-      // No more threads to be had: the ones started (and this one) share the rows all the same.
-    }
-    work(data);
-    for (std::thread& t : workers) t.join();
-    return status_;
-  }
-
- private:
-  void work(std::span<std::byte> data) {
-    std::vector<float> row(row_length_);  // the one per-thread buffer
-    for (;;) {
-      const uint64_t first = next_row_.fetch_add(chunk_rows_);
-      if (first >= n_rows_ || failed_.load()) return;
-      const uint64_t last = std::min(n_rows_, first + chunk_rows_);
-      for (uint64_t r = first; r < last; ++r) {
-        generator_.fill_row(r, row);
-        Status s = quantize_row(tensor_.type, row, data.subspan(r * row_bytes_, row_bytes_));
-        if (!s) return record(fail("tensor '{}' row {}: {}", tensor_.spec.name, r, s.error().message));
-      }
-    }
-  }
-
-  void record(Error error) {
-    std::lock_guard lock(mutex_);
-    if (!failed_.exchange(true)) status_ = std::move(error);
-  }
-
-  const PlannedTensor& tensor_;
-  WeightGenerator generator_;
-  uint64_t row_length_;
-  uint64_t n_rows_;
-  uint64_t row_bytes_;
-  uint64_t chunk_rows_ = 1;
-  std::atomic<uint64_t> next_row_{0};
-  std::atomic<bool> failed_{false};
-  std::mutex mutex_;
-  Status status_;
-};
-
-unsigned thread_count(unsigned requested) {
-  constexpr unsigned kMaxThreads = 256;  // beyond any machine this runs on; bounds a mistyped -t
-  if (requested > 0) return std::min(requested, kMaxThreads);
-  return std::max(1u, std::thread::hardware_concurrency());
-}
-
 GgufWriter::TensorFiller make_filler(const SynthRequest& request, const SynthPlan& plan,
                                      const SynthProgressFn& progress) {
   SynthProgress state;
   state.tensors_total = plan.tensors.size();
   for (const GgufTensorInfo& t : plan.writer.tensors()) state.bytes_total += t.n_bytes;
-  const unsigned threads = thread_count(request.threads);
+  const unsigned threads = encoder_threads(request.threads);
   return [&request, &plan, progress, state, threads](size_t index, const GgufTensorInfo& info,
                                                      std::span<std::byte> data) mutable -> Status {
     if (index >= plan.tensors.size() || plan.tensors[index].spec.name != info.name) {
       return fail("writer asked for tensor {} '{}', which the plan does not have there", index, info.name);
     }
-    TensorFill fill(plan.tensors[index], request.config, request.seed);
-    if (Status s = fill.run(data, threads); !s) return s;
+    const PlannedTensor& tensor = plan.tensors[index];
+    const WeightGenerator generator(request.seed, tensor.spec.name, weight_distribution(tensor.spec, request.config));
+    const RowEncoding encoding{tensor.spec.name, tensor.type, tensor.spec.dims[0], rows_of(tensor.spec), threads};
+    const RowSource source = [&generator](uint64_t r, std::span<float> row) -> Status {
+      generator.fill_row(r, row);
+      return {};
+    };
+    if (Status s = encode_rows(encoding, source, data); !s) return s;
     state.tensors_done += 1;
     state.bytes_done += info.n_bytes;
     if (progress) progress(state);

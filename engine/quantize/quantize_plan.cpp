@@ -1,0 +1,116 @@
+#include "engine/quantize/quantize_plan.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <unordered_map>
+
+#include "engine/model/arch_tensors.h"
+#include "engine/model/model_config.h"
+
+namespace infertune {
+namespace {
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// llama-quantize quantizes 2-D (and larger) tensors named "*weight", never a norm's gains.
+bool is_quantizable_weight(const GgufTensorInfo& t) {
+  return ends_with(t.name, "weight") && t.dims.size() >= 2 && t.name.find("_norm.weight") == std::string::npos;
+}
+
+Status check_fits(const std::string& flag, GgmlType type, const GgufTensorInfo& t) {
+  const uint64_t block = ggml_type_traits(type).block_elements;
+  if (t.dims[0] % block == 0) return {};
+  return fail("{} {}: the rows of {} have {} values, not a multiple of {}'s block of {}", flag, ggml_type_name(type),
+              t.name, t.dims[0], ggml_type_name(type), block);
+}
+
+struct ModelTensors {
+  ModelConfig config;
+  std::unordered_map<std::string, TensorSpec> specs;  // by name
+};
+
+Result<ModelTensors> model_tensors(const GgufFile& file) {
+  auto config = read_model_config(file);
+  if (!config) return fail("{}: {}", file.source_name(), config.error().message);
+  ModelTensors m{*config, {}};
+  for (TensorSpec& spec : expected_tensors(m.config)) m.specs.emplace(spec.name, std::move(spec));
+  return m;
+}
+
+Result<GgmlType> weight_type(const GgufTensorInfo& t, const ModelTensors& m, const QuantizeOptions& o) {
+  const auto spec = m.specs.find(t.name);
+  // A tensor the architecture's table does not list gets the base type, where it fits.
+  GgmlType type = spec != m.specs.end() ? tensor_type_for(o.file_type, spec->second, m.config, {o.pure})
+                                        : fallback_for_row_length(o.file_type.default_type, t.dims[0]);
+  const bool tied_output = m.config.tied_output && t.name == "token_embd.weight";
+  // As llama-quantize: a tied embedding takes the output type when the mix applies, then each override its tensor.
+  if (o.output_tensor_type && tied_output && !o.pure && ggml_type_traits(o.file_type.default_type).quantized) {
+    type = *o.output_tensor_type;
+  }
+  if (o.token_embedding_type && t.name == "token_embd.weight") type = *o.token_embedding_type;
+  if (o.output_tensor_type && t.name == "output.weight") type = *o.output_tensor_type;
+  if (o.token_embedding_type && t.name == "token_embd.weight") {
+    if (Status s = check_fits("--token-embedding-type", type, t); !s) return s.error();
+  }
+  if (o.output_tensor_type && (t.name == "output.weight" || tied_output)) {
+    if (Status s = check_fits("--output-tensor-type", type, t); !s) return s.error();
+  }
+  return type;
+}
+
+}  // namespace
+
+Result<std::vector<TensorPlan>> plan_quantization(const GgufFile& file, const QuantizeOptions& options) {
+  auto tensors = model_tensors(file);
+  if (!tensors) return tensors.error();
+  std::vector<TensorPlan> plan;
+  for (const GgufTensorInfo& t : file.tensors()) {
+    TensorPlan p{&t, t.type};
+    const bool leave = options.leave_output_tensor && t.name == "output.weight";
+    if (is_quantizable_weight(t) && !leave) {
+      auto type = weight_type(t, *tensors, options);
+      if (!type) return type.error();
+      p.type = *type;
+    }
+    if (p.convert() && ggml_type_traits(t.type).quantized && !options.allow_requantize) {
+      return fail("{}: {} is already {}; quantizing it again loses quality twice (--allow-requantize to do it anyway)",
+                  file.source_name(), t.name, ggml_type_name(t.type));
+    }
+    plan.push_back(p);
+  }
+  return plan;
+}
+
+std::optional<FileType> quantize_file_type(const std::string& name) {
+  std::string wanted = name;
+  uint32_t number = 0;
+  const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), number);
+  if (ec == std::errc() && end == name.data() + name.size()) {
+    for (const FileType& ft : file_types()) {
+      if (ft.mixed && ft.llama_ftype == number) return ft;
+    }
+    return std::nullopt;
+  }
+  std::string lower = name;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (lower == "q3_k" || lower == "q4_k" || lower == "q5_k") wanted = lower + "_m";
+  auto ft = file_type_from_name(wanted);
+  if (ft && !ft->mixed) return std::nullopt;
+  return ft;
+}
+
+std::string quantize_type_names() {
+  std::string names;
+  for (const FileType& ft : file_types()) {
+    if (!ft.mixed) continue;
+    std::string upper(ft.name);
+    std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
+    names += (names.empty() ? "" : ", ") + upper;
+  }
+  return names;
+}
+
+}  // namespace infertune
