@@ -6,7 +6,8 @@ namespace infertune {
 
 void add_inspect_command(Subcommands& commands);
 void add_synth_command(Subcommands& commands);
-void add_quantize_command(Subcommands& commands);  // engine/quantize/quantize_command.cpp
+void add_quantize_command(Subcommands& commands);    // engine/quantize/quantize_command.cpp
+void add_perplexity_command(Subcommands& commands);  // engine/quality/perplexity_command.cpp
 void add_tokenize_command(Subcommands& commands);
 void add_run_command(Subcommands& commands);
 void add_serve_command(Subcommands& commands);  // engine/server/serve_command.cpp
@@ -16,6 +17,7 @@ inline void register_engine_commands(Subcommands& commands) {
   add_inspect_command(commands);
   add_synth_command(commands);
   add_quantize_command(commands);
+  add_perplexity_command(commands);
   add_tokenize_command(commands);
   add_run_command(commands);
   add_serve_command(commands);

@@ -45,18 +45,22 @@ Result<GgmlType> weight_type(const GgufTensorInfo& t, const ModelTensors& m, con
   // A tensor the architecture's table does not list gets the base type, where it fits.
   GgmlType type = spec != m.specs.end() ? tensor_type_for(o.file_type, spec->second, m.config, {o.pure})
                                         : fallback_for_row_length(o.file_type.default_type, t.dims[0]);
-  const bool tied_output = m.config.tied_output && t.name == "token_embd.weight";
-  // As llama-quantize: a tied embedding takes the output type when the mix applies, then each override its tensor.
-  if (o.output_tensor_type && tied_output && !o.pure && ggml_type_traits(o.file_type.default_type).quantized) {
+  // As llama-quantize: the output override also takes a tied embedding when the mix applies; the embedding override
+  // comes last.
+  const bool embedding = t.name == "token_embd.weight";
+  const bool mixed = !o.pure && ggml_type_traits(o.file_type.default_type).quantized;
+  const bool output = t.name == "output.weight" || (embedding && m.config.tied_output && mixed);
+  const char* flag = nullptr;
+  if (o.output_tensor_type && output) {
     type = *o.output_tensor_type;
+    flag = "--output-tensor-type";
   }
-  if (o.token_embedding_type && t.name == "token_embd.weight") type = *o.token_embedding_type;
-  if (o.output_tensor_type && t.name == "output.weight") type = *o.output_tensor_type;
-  if (o.token_embedding_type && t.name == "token_embd.weight") {
-    if (Status s = check_fits("--token-embedding-type", type, t); !s) return s.error();
+  if (o.token_embedding_type && embedding) {
+    type = *o.token_embedding_type;
+    flag = "--token-embedding-type";
   }
-  if (o.output_tensor_type && (t.name == "output.weight" || tied_output)) {
-    if (Status s = check_fits("--output-tensor-type", type, t); !s) return s.error();
+  if (flag) {
+    if (Status s = check_fits(flag, type, t); !s) return s.error();
   }
   return type;
 }

@@ -18,8 +18,8 @@
 
 #include "engine/arch/attention_split.h"
 #include "engine/context/context.h"
-#include "engine/threading/parallel_for.h"
 #include "engine/model/model.h"
+#include "engine/threading/parallel_for.h"
 #include "engine/threading/thread_pool.h"
 #include "kernels/attention/attention.h"
 #include "kernels/attention/attention_reference.h"
@@ -166,8 +166,8 @@ TEST_F(SplitAttentionTest, SplitEqualsUnsplitAndTheDoubleReference) {
   };
   // One decoding token over 1 or 2 KV heads (GQA 4:1 and 1:1), odd lengths; causal blocks of 19 rows, and
   // of 40 rows whose pieces are too many to merge on the calling thread (the merge runs in parallel).
-  const Shape shapes[] = {{1, 4, 64, 1001, 1}, {2, 1, 128, 777, 1}, {2, 4, 32, 3, 1}, {1, 2, 64, 613, 19},
-                          {2, 4, 128, 151, 40}};
+  const Shape shapes[] = {
+      {1, 4, 64, 1001, 1}, {2, 1, 128, 777, 1}, {2, 4, 32, 3, 1}, {1, 2, 64, 613, 19}, {2, 4, 128, 151, 40}};
   double worst_split = 0, worst_exact = 0;
   for (const Shape& sh : shapes) {
     for (GgmlType type : kKvTypes) {

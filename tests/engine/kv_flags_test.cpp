@@ -62,7 +62,8 @@ TEST(ContextFlags, AbsentFlagsKeepTheDefaults) {
 
 TEST(ContextFlags, BadValuesNameTheFlag) {
   ContextParams p;
-  EXPECT_THAT(parse(p, {"-ctk", "q4_k"}), HasSubstr("'q4_k' is not a KV cache type; allowed: f32, f16, bf16, q8_0, q4_0"));
+  EXPECT_THAT(parse(p, {"-ctk", "q4_k"}),
+              HasSubstr("'q4_k' is not a KV cache type; allowed: f32, f16, bf16, q8_0, q4_0"));
   EXPECT_THAT(parse(p, {"-fa", "sometimes"}), HasSubstr("--flash-attn: 'sometimes' is not on, off or auto"));
   EXPECT_THAT(parse(p, {"-b", "0"}), HasSubstr("batch-size"));
   EXPECT_THAT(parse(p, {"-ub", "x"}), HasSubstr("ubatch-size"));
@@ -103,7 +104,8 @@ TEST(RunCommandKvFlags, QuantizedCacheAndEitherKernelGenerate) {
   ASSERT_EQ(base.exit_code, 0) << base.output;
   const std::string want = ids_line(base.output);
   ASSERT_FALSE(want.empty()) << base.output;
-  for (const char* flags : {"-fa off", "-fa on -ctk f32 -ctv f32", "-fa true -ctk f16", "-ctk q8_0 -ctv q8_0 -b 4 -ub 2"}) {
+  for (const char* flags :
+       {"-fa off", "-fa on -ctk f32 -ctv f32", "-fa true -ctk f16", "-ctk q8_0 -ctv q8_0 -b 4 -ub 2"}) {
     const auto got = run(common + " " + flags);
     ASSERT_EQ(got.exit_code, 0) << flags << "\n" << got.output;
     EXPECT_EQ(ids_line(got.output), want) << flags;

@@ -1,5 +1,5 @@
-// The placement settings of `run` (engine/settings): llama.cpp's names parse into PlacementOptions, absent flags keep llama.cpp's
-// defaults, -tb arrives through the alias rewrite, and bad values are refused naming the flag.
+// The placement settings of `run` (engine/settings): llama.cpp's names parse into PlacementOptions, absent flags keep
+// llama.cpp's defaults, -tb arrives through the alias rewrite, and bad values are refused naming the flag.
 #include "engine/settings/setting_flags.h"
 #include "engine/settings/settings_table.h"
 

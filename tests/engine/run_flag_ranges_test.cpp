@@ -77,7 +77,8 @@ TEST(RunFlagRanges, ACpuMaskBeyondTheMachineIsRefusedNamingTheMissingCpus) {
 
 TEST(RunFlagRanges, DocumentedSpecialValuesStillRun) {
   // -n -1 runs until end of generation or a full context; -c 16 keeps that short.
-  for (const std::string flags : {"-n -1 -c 16", "-n 2 --top-k 0", "-n 2 -t -1 -tb -1 --repeat-last-n -1 --temp -1", "-n 2 -t 0 -tb 0 -C 0x0 -fa true -ngl 0"}) {
+  for (const std::string flags : {"-n -1 -c 16", "-n 2 --top-k 0", "-n 2 -t -1 -tb -1 --repeat-last-n -1 --temp -1",
+                                  "-n 2 -t 0 -tb 0 -C 0x0 -fa true -ngl 0"}) {
     const auto result = run(fmt::format("-m {} --prompt-tokens 1,2 --print-ids --seed 1 {}", model_path(), flags));
     EXPECT_EQ(result.exit_code, 0) << flags << "\n" << result.output;
     EXPECT_THAT(result.output, HasSubstr("generated")) << flags;

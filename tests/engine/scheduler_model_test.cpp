@@ -110,11 +110,13 @@ TEST_P(SchedulerModelTest, RejectsWhatCannotRun) {
 // The equality needs kernels whose per-token results do not depend on how many tokens share a batch (a
 // preempted request recomputes its history in one batch): the f32 kernels, and since the one-token and
 // the tiled quantized matmuls do the same arithmetic per (row, token), the quantized ones too.
-INSTANTIATE_TEST_SUITE_P(Fixtures, SchedulerModelTest, ::testing::Values("fixture-llama-f32", "fixture-llama-Q4_0", "fixture-llama-Q8_0"), [](const auto& info) {
-  std::string name = info.param;
-  std::replace(name.begin(), name.end(), '-', '_');
-  return name;
-});
+INSTANTIATE_TEST_SUITE_P(Fixtures, SchedulerModelTest,
+                         ::testing::Values("fixture-llama-f32", "fixture-llama-Q4_0", "fixture-llama-Q8_0"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace infertune

@@ -1,7 +1,8 @@
 // ThreadPool: parallel_for runs every task exactly once for many (n_tasks, n_threads) pairs, including
 // n_tasks < n_threads and 0; run() hands each thread its index once, thread 0 being the caller; jobs and
 // barriers survive 10000 rounds with poll 0 (always futex) and 100 (always spin) without a lost wake-up;
-// run_balanced covers every item once in chunks on whole granules; nested and concurrent use are errors, a throwing task is an error, and destruction is prompt.
+// run_balanced covers every item once in chunks on whole granules; nested and concurrent use are errors, a throwing
+// task is an error, and destruction is prompt.
 #include "engine/threading/thread_pool.h"
 
 #include <gmock/gmock.h>

@@ -248,10 +248,19 @@ TEST(HttpServer, MetricsCountRequestsAndTokens) {
   test::ServerHarness h;
   h.ready();
   auto c = h.client();
-  c.Post("/v1/completions", json{{"prompt", kPrompt}, {"max_tokens", 3}}.dump(), "application/json");
-  auto metrics = c.Get("/metrics");
+  ASSERT_EQ(c.Post("/v1/completions", json{{"prompt", kPrompt}, {"max_tokens", 3}}.dump(), "application/json")->status,
+            200);
+  // A request is counted once its reply has been written (cpp-httplib's logger runs after the write), which may be
+  // just after the client has read it: wait for the count.
+  const std::string counted = "infertune_requests_total{endpoint=\"/v1/completions\",status=\"200\"} 1";
+  httplib::Result metrics = c.Get("/metrics");
+  for (int i = 0; i < 100 && metrics && metrics->body.find(counted) == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    metrics = c.Get("/metrics");
+  }
+  ASSERT_TRUE(metrics);
   ASSERT_EQ(metrics->status, 200);
-  EXPECT_THAT(metrics->body, HasSubstr("infertune_requests_total{endpoint=\"/v1/completions\",status=\"200\"} 1"));
+  EXPECT_THAT(metrics->body, HasSubstr(counted));
   EXPECT_THAT(metrics->body, HasSubstr("infertune_generated_tokens_total 3"));
   EXPECT_THAT(metrics->body, HasSubstr("infertune_time_to_first_token_seconds_count 1"));
   EXPECT_THAT(metrics->body, HasSubstr("infertune_kv_cells 256"));
