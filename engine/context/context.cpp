@@ -26,7 +26,7 @@ Result<Context> Context::create(const Model& model, const ContextParams& params)
   auto rope = rope_params_for(model, params.rope);
   if (!rope) return rope.error();
   ContextParams p = params;
-  if (p.n_ctx == 0) p.n_ctx = std::min(c.n_ctx_train, kDefaultContextCap);
+  if (p.n_ctx == 0) p.n_ctx = kDefaultContext;
   if (p.n_batch == 0) p.n_batch = 2048;
   if (p.n_ubatch == 0) p.n_ubatch = 512;
   p.n_ubatch = std::min(p.n_ubatch, p.n_batch);

@@ -36,11 +36,12 @@
 
 namespace infertune {
 
-// The context length when ContextParams::n_ctx is 0: the trained one, capped (as llama.cpp's default).
-inline constexpr uint32_t kDefaultContextCap = 4096;
+// The context length when ContextParams::n_ctx is 0, as llama.cpp's tools default to, also beyond the length the
+// model was trained on (make_context then warns), so that the same command works in both.
+inline constexpr uint32_t kDefaultContext = 4096;
 
 struct ContextParams {
-  uint32_t n_ctx = 0;               // -c: KV cells, shared by all sequences; 0: min(n_ctx_train, kDefaultContextCap)
+  uint32_t n_ctx = 0;               // -c: KV cells, shared by all sequences; 0: kDefaultContext
   unsigned n_threads = 1;           // -t: threads for one-token steps (matmuls and attention); 0: 1
   unsigned n_threads_batch = 0;     // -tb: threads for steps of more tokens; 0: n_threads
   uint32_t n_batch = 2048;          // -b: the most tokens one decode(Batch) takes (logical batch); 0: 2048

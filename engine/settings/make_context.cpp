@@ -35,7 +35,7 @@ Result<FittedLayers> fit_gpu_layers_to_device(const Model& model, const ContextP
   const GpuMemoryInputs in{
       .n_gpu_layers = 0,
       .kv_offload = p.kv_offload,
-      .n_cells = p.n_ctx != 0 ? p.n_ctx : std::min(c.n_ctx_train, kDefaultContextCap),
+      .n_cells = p.n_ctx != 0 ? p.n_ctx : kDefaultContext,
       .type_k = p.type_k,
       .type_v = p.type_v,
       .max_tokens = std::min(p.n_ubatch != 0 ? p.n_ubatch : 512u, p.n_batch != 0 ? p.n_batch : 2048u)};
@@ -81,6 +81,11 @@ Result<PlacedContext> make_context(const Model& model, const EngineSettings& set
   auto context = Context::create(model, params);
   if (!context) return context.error();
   out.context = std::make_unique<Context>(std::move(*context));
+  if (const uint32_t trained = model.config().n_ctx_train; trained != 0 && out.context->n_ctx() > trained) {
+    out.warnings.push_back(fmt::format("the context of {} tokens is longer than the {} the model was trained on; "
+                                       "past {} tokens its output may degrade",
+                                       out.context->n_ctx(), trained, trained));
+  }
   return out;
 }
 

@@ -307,8 +307,9 @@ std::vector<Setting> build_table() {
       .kind = ValueKind::Integer,
       .default_value = "0",
       .unset_value = "0",
-      .help = "Context size: KV cells shared by all sequences; 0: what the command needs (run: the trained "
-              "context, at most 4096; batched-bench: the largest N_KV; sweep: what the workload needs)",
+      .help = "Context size: KV cells shared by all sequences; 0: what the command needs (run, serve: 4096, as "
+              "llama.cpp's tools without -c, with a warning past the trained context; batched-bench: the largest "
+              "N_KV; sweep: what the workload needs)",
       .commands = kRunStyle | Command::sweep,
       .list_commands = Command::sweep,
       .stored_when_default = true,

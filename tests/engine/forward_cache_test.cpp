@@ -163,9 +163,9 @@ TEST_P(ForwardCacheTest, BadBatchesAreErrors) {
   EXPECT_EQ(ctx.n_past(), 0u);
 }
 
-TEST_P(ForwardCacheTest, DefaultContextIsTheTrainedOneCapped) {
+TEST_P(ForwardCacheTest, DefaultContextIsLlamaCpps4096) {
   Context ctx = context({});
-  EXPECT_EQ(ctx.n_ctx(), std::min(model_->config().n_ctx_train, kDefaultContextCap));
+  EXPECT_EQ(ctx.n_ctx(), kDefaultContext);
   const ModelConfig& c = model_->config();
   EXPECT_EQ(ctx.kv_bytes(), size_t{2} * c.n_layers * ctx.n_ctx() * c.k_dim() * sizeof(float));
 }

@@ -108,6 +108,15 @@ TEST(RunCommandTest, PromptLongerThanContextFails) {
   EXPECT_THAT(result.output, HasSubstr("12 tokens, more than the context size 4"));
 }
 
+TEST(RunCommandTest, APromptPastTheTrainedContextRunsWithAWarningAsInLlamaCpp) {
+  // stories260K was trained on 128 tokens; without -c the context is llama.cpp's 4096, so 200 tokens run.
+  std::string ids;
+  for (int i = 0; i < 200; ++i) ids += (i ? "," : "") + std::to_string(1 + i % 100);
+  const auto result = run(fmt::format("-m {} --prompt-tokens {} -n 1 --temp 0", model_path("stories260K.gguf"), ids));
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("the context of 4096 tokens is longer than the 128 the model was trained on"));
+}
+
 TEST(RunCommandTest, BadInputIsReported) {
   const std::string m = model_path("stories260K.gguf");
   const std::pair<std::string, std::string> cases[] = {
