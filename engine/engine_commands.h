@@ -8,6 +8,7 @@ void add_inspect_command(Subcommands& commands);
 void add_synth_command(Subcommands& commands);
 void add_quantize_command(Subcommands& commands);    // engine/quantize/quantize_command.cpp
 void add_perplexity_command(Subcommands& commands);  // engine/quality/perplexity_command.cpp
+void add_imatrix_command(Subcommands& commands);     // engine/quality/imatrix_command.cpp
 void add_tokenize_command(Subcommands& commands);
 void add_run_command(Subcommands& commands);
 void add_serve_command(Subcommands& commands);  // engine/server/serve_command.cpp
@@ -18,6 +19,7 @@ inline void register_engine_commands(Subcommands& commands) {
   add_synth_command(commands);
   add_quantize_command(commands);
   add_perplexity_command(commands);
+  add_imatrix_command(commands);
   add_tokenize_command(commands);
   add_run_command(commands);
   add_serve_command(commands);

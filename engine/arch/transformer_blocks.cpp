@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/arch/activation_observer.h"
 #include "engine/arch/attention_split.h"
 #include "engine/arch/op_profile.h"
 #include "kernels/attention/attention.h"
@@ -126,6 +127,10 @@ Status quantize_input(const ParallelFor& threads, std::initializer_list<const We
   }
   if (Status s = xq.prepare(x.data(), n_tokens, first.n_cols, std::span(types, n_types)); !s) {
     return fail("{}: {}", first.name, s.error().message);
+  }
+  if (ActivationObserver* observer = activation_observer()) {
+    for (const WeightMatrix* w : readers)
+      observer->observe(w->name, x.first(n_tokens * first.n_cols), n_tokens, first.n_cols);
   }
   // Token ranges on whole activation panels, so that no two threads write into one panel.
   const OpTimer timer(ProfiledOp::quantize);

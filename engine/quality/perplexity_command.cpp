@@ -8,14 +8,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 
 #include "engine/engine_commands.h"
 #include "engine/model/model.h"
+#include "engine/quality/corpus.h"
 #include "engine/quality/kl_divergence.h"
 #include "engine/quality/logprob_file.h"
 #include "engine/quality/perplexity.h"
@@ -32,20 +31,12 @@ constexpr uint32_t kDefaultChunk = 512;  // llama-perplexity's usual -c
 struct PerplexityFlags {
   std::string model;
   std::string text_file;
+  std::string corpus;  // --corpus: a text that comes with the machine (corpus.h)
   int32_t n_chunks = -1;
   std::string kld_base;  // --kl-divergence-base
   bool kld = false;      // --kl-divergence
   EngineSettings settings;
 };
-
-Result<std::string> read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail("-f {}: cannot open the file", path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (text.str().empty()) return fail("-f {}: the file is empty", path);
-  return text.str();
-}
 
 // The tokens to score and the chunking: the text's (with the vocabulary's BOS), or a base file's.
 struct Workload {
@@ -70,7 +61,7 @@ Result<Workload> workload_of(const PerplexityFlags& flags, const Tokenizer& toke
     w.params.need_two_chunks = false;
     w.base = std::move(*base);
   } else {
-    auto text = read_text(flags.text_file);
+    auto text = text_to_score(flags.text_file, flags.corpus);
     if (!text) return text.error();
     w.tokens = tokenizer.encode(*text, /*add_special=*/true, /*parse_special=*/false);
     w.params.n_ctx = n_ctx_flag == 0 ? kDefaultChunk : n_ctx_flag;
@@ -111,8 +102,8 @@ Status check_flags(const PerplexityFlags& flags) {
   if (flags.kld && flags.kld_base.empty()) {
     return fail("--kl-divergence needs --kl-divergence-base FILE (the base model's log-probabilities)");
   }
-  if (!flags.kld && flags.text_file.empty()) {
-    return fail("-f FILE is required (--kl-divergence reads the base file's tokens instead)");
+  if (!flags.kld && flags.text_file.empty() == flags.corpus.empty()) {
+    return fail("give one of -f FILE and --corpus NAME (--kl-divergence reads the base file's tokens instead)");
   }
   return {};
 }
@@ -169,6 +160,7 @@ int run_perplexity(const PerplexityFlags& flags) {
   if (!scores) return report_error(kCommand, scores.error().message);
   const PerplexityEstimate e = PerplexityEstimate::of(*scores);
   fmt::print("\nFinal estimate: PPL = {:.4f} +/- {:.5f}\n", e.ppl, e.ppl_error);
+  std::fflush(stdout);  // before the summary on stderr
   if (writer) {
     if (Status s = writer->finish(); !s) return report_error(kCommand, s.error().message);
     fmt::print(stderr, "perplexity: wrote the log-probabilities of {} chunks to {}\n", n_chunks, flags.kld_base);
@@ -188,7 +180,10 @@ void add_perplexity_command(Subcommands& commands) {
       commands.add("perplexity", "Perplexity of a model on a text file, as llama-perplexity computes it: -f FILE -c N",
                    [flags] { return run_perplexity(*flags); });
   app->add_option("-m,--model", flags->model, "GGUF model file")->required();
-  app->add_option("-f,--file", flags->text_file, "Text file to score");
+  auto* file = app->add_option("-f,--file", flags->text_file, "Text file to score");
+  app->add_option("--corpus", flags->corpus,
+                  "A text that comes with the machine instead of -f: python-tutorial (Debian's python3-doc)")
+      ->excludes(file);
   app->add_option("--chunks", flags->n_chunks, "Score at most this many chunks of -c tokens (default: all)")
       ->check(CLI::Range(1, 1 << 30));
   app->add_option("--kl-divergence-base", flags->kld_base,
