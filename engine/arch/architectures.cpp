@@ -9,6 +9,8 @@ ArchForwardFn arch_forward(ModelArch arch) {
       return forward_llama;
     case ModelArch::Qwen2:
       return forward_qwen2;
+    case ModelArch::Gemma3:
+      return forward_gemma3;
   }
   return nullptr;
 }

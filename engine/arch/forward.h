@@ -57,8 +57,11 @@ struct ForwardPass {
   KvCache& cache;
   const ParallelFor& threads;
   ForwardScratch& scratch;
-  RopeParams rope;                  // layout, base, scaling and factors for this model
-  LayerOffload* offload = nullptr;  // null: every layer on the CPU
+  RopeParams rope;                              // layout, base, scaling and factors for this model
+  LayerOffload* offload = nullptr;              // null: every layer on the CPU
+  std::span<const RopeParams> layer_rope = {};  // [n_layers] per-layer rope (gemma3's sliding layers), empty: `rope`
+
+  const RopeParams& rope_for(uint32_t layer) const { return layer_rope.empty() ? rope : layer_rope[layer]; }
 };
 
 struct ForwardBatch {
@@ -72,8 +75,9 @@ struct ForwardBatch {
 // KvUbatch group lists: its sequence's, up to its position) and the requested logits.
 using ArchForwardFn = Status (*)(const ForwardPass& pass, const ForwardBatch& batch);
 
-Status forward_llama(const ForwardPass& pass, const ForwardBatch& batch);  // engine/arch/llama.cpp
-Status forward_qwen2(const ForwardPass& pass, const ForwardBatch& batch);  // engine/arch/qwen2.cpp
+Status forward_llama(const ForwardPass& pass, const ForwardBatch& batch);   // engine/arch/llama.cpp
+Status forward_qwen2(const ForwardPass& pass, const ForwardBatch& batch);   // engine/arch/qwen2.cpp
+Status forward_gemma3(const ForwardPass& pass, const ForwardBatch& batch);  // engine/arch/gemma3.cpp
 
 // The forward pass of an architecture (null for none).
 ArchForwardFn arch_forward(ModelArch arch);

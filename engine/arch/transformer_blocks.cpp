@@ -12,6 +12,7 @@
 #include "kernels/onednn/gemm_selection.h"
 #include "kernels/ops/elementwise.h"
 #include "kernels/ops/embedding.h"
+#include "kernels/ops/gelu.h"
 #include "kernels/ops/rms_norm.h"
 #include "kernels/ops/softmax.h"
 
@@ -45,6 +46,11 @@ Status embed_tokens(const WeightMatrix& table, std::span<const int32_t> tokens, 
     if (!s) return fail("{}: {}", table.name, s.error().message);
   }
   return {};
+}
+
+void scale_rows(std::span<float> x, float factor) {
+  const OpTimer timer(ProfiledOp::embed);
+  for (float& value : x) value *= factor;
 }
 
 void add_residual(std::span<float> x, std::span<const float> proj) {
@@ -231,21 +237,49 @@ namespace {
 // prompt splits into many tasks.
 constexpr size_t kQueryRowsPerTask = 16;
 
-// One task: a block of rows of one group, one KV head.
+// One task: a block of rows of one group, one KV head, over the group's keys from first_key on.
 struct AttentionTask {
   uint32_t group;
   uint32_t kv_head;
   uint32_t first_row;  // within the group
   uint32_t n_rows;
+  uint32_t first_key = 0;                // index into the group's key_cells where the task's keys start
+  uint32_t window_keys = kNoWindowSlot;  // a windowed row's key count, an index into WindowedRows::n_keys
+  static constexpr uint32_t kNoWindowSlot = 0xFFFFFFFFu;
 };
 
-// Tasks of the later rows (which see more keys) first, so the dynamic hand-out ends with the small ones.
-void list_tasks(const KvUbatch& kv, uint32_t n_head_kv, std::vector<AttentionTask>& tasks) {
+// The key counts of the rows a sliding window cuts, each a task of its own (their spans must outlive the
+// problems built on them).
+struct WindowedRows {
+  std::vector<uint32_t> n_keys;
+};
+
+// The index of the first key row i of group g sees: keys at positions past pos - window (0 without a window).
+uint32_t window_start(const KvUbatch& kv, const KvAttentionGroup& g, size_t i, uint32_t window) {
+  if (window == 0) return 0;
+  const int64_t first_visible = static_cast<int64_t>(kv.positions[g.rows[i]]) - window + 1;
+  const auto keys_end = g.key_pos.begin() + g.n_keys[i];
+  return static_cast<uint32_t>(std::lower_bound(g.key_pos.begin(), keys_end, first_visible) - g.key_pos.begin());
+}
+
+// Tasks of the later rows (which see more keys) first, so the dynamic hand-out ends with the small ones. With
+// a window, the rows from the first one it cuts on are single-row tasks over their window's keys.
+void list_tasks(const KvUbatch& kv, uint32_t n_head_kv, uint32_t window, std::vector<AttentionTask>& tasks,
+                WindowedRows& windowed) {
   tasks.clear();
+  windowed.n_keys.clear();
   const auto groups = kv.active_groups();
   for (uint32_t g = 0; g < groups.size(); ++g) {
-    const size_t n_rows = groups[g].rows.size();
-    for (size_t end = n_rows; end > 0;) {
+    const KvAttentionGroup& group = groups[g];
+    size_t whole = 0;  // rows [0, whole) see every key up to their own
+    while (whole < group.rows.size() && window_start(kv, group, whole, window) == 0) ++whole;
+    for (size_t i = whole; i < group.rows.size(); ++i) {
+      const uint32_t first = window_start(kv, group, i, window);
+      const auto slot = static_cast<uint32_t>(windowed.n_keys.size());
+      windowed.n_keys.push_back(group.n_keys[i] - first);
+      for (uint32_t h = 0; h < n_head_kv; ++h) tasks.push_back({g, h, static_cast<uint32_t>(i), 1, first, slot});
+    }
+    for (size_t end = whole; end > 0;) {
       const size_t begin = end > kQueryRowsPerTask ? end - kQueryRowsPerTask : 0;
       for (uint32_t h = 0; h < n_head_kv; ++h) {
         tasks.push_back({g, h, static_cast<uint32_t>(begin), static_cast<uint32_t>(end - begin)});
@@ -265,9 +299,15 @@ Status causal_attention(const ParallelFor& threads, const KvCache& cache, uint32
   if (!kernels) return fail("attention, layer {}: {}", layer, kernels.error().message);
   const AttentionFn fn = kv.flash_attention ? kernels->flash : kernels->standard;
   if (scratch.size() < threads.n_threads()) return fail("attention: scratch for {} threads", threads.n_threads());
-  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  const float scale = c.attention_score_scale();
+  const uint32_t window = c.is_sliding_layer(layer) ? c.sliding_window : 0;
   const uint32_t n_gqa = c.n_gqa();
   const auto groups = kv.active_groups();
+  // The calling thread's buffers, reused from call to call (as linear()'s quantized input).
+  thread_local std::vector<AttentionTask> tasks;
+  thread_local WindowedRows windowed;
+  thread_local std::vector<AttentionProblem> problems;
+  thread_local SplitAttentionBuffers split_buffers;
   auto problem_for = [&](const AttentionTask& task) {
     const KvAttentionGroup& g = groups[task.group];
     AttentionProblem p;
@@ -275,8 +315,10 @@ Status causal_attention(const ParallelFor& threads, const KvCache& cache, uint32
     p.q_stride = c.q_dim();
     p.rows = std::span<const uint32_t>(g.rows).subspan(task.first_row, task.n_rows);
     p.n_heads = n_gqa;
-    p.n_keys = std::span<const uint32_t>(g.n_keys).subspan(task.first_row, task.n_rows);
-    p.cells = g.key_cells;
+    p.n_keys = task.window_keys == AttentionTask::kNoWindowSlot
+                   ? std::span<const uint32_t>(g.n_keys).subspan(task.first_row, task.n_rows)
+                   : std::span<const uint32_t>(windowed.n_keys).subspan(task.window_keys, 1);
+    p.cells = std::span<const uint32_t>(g.key_cells).subspan(task.first_key);
     p.k = cache.storage().k_head(layer, task.kv_head);
     p.v = cache.storage().v_head(layer, task.kv_head);
     p.scale = scale;
@@ -292,11 +334,7 @@ Status causal_attention(const ParallelFor& threads, const KvCache& cache, uint32
     }
     if (Status s = check_attention_problem(whole); !s) return fail("attention, layer {}: {}", layer, s.error().message);
   }
-  // The calling thread's buffers, reused from call to call (as linear()'s quantized input).
-  thread_local std::vector<AttentionTask> tasks;
-  thread_local std::vector<AttentionProblem> problems;
-  thread_local SplitAttentionBuffers split_buffers;
-  list_tasks(kv, c.n_head_kv, tasks);
+  list_tasks(kv, c.n_head_kv, window, tasks, windowed);
   problems.clear();
   for (const AttentionTask& task : tasks) problems.push_back(problem_for(task));
   Status s = run_split_attention(threads, fn, problems, scratch, split_buffers);
@@ -320,10 +358,23 @@ Status silu_mul_rows(const ParallelFor& threads, std::span<float> gate, std::spa
       min_chunk_for(n_ff));
 }
 
-}  // namespace
+// gate = gelu(gate) * up, as silu_mul_rows.
+Status gelu_mul_rows(const ParallelFor& threads, std::span<float> gate, std::span<const float> up, size_t n,
+                     size_t n_ff) {
+  const OpTimer timer(ProfiledOp::silu);
+  return run_timed_ranges(
+      ProfiledOp::silu, threads, n,
+      [&](size_t begin, size_t end) {
+        const size_t first = begin * n_ff, count = (end - begin) * n_ff;
+        gelu_mul(gate.subspan(first, count), up.subspan(first, count), gate.subspan(first, count));
+      },
+      min_chunk_for(n_ff));
+}
 
-Status swiglu_ffn(const ParallelFor& threads, const LayerWeights& layer, const ModelConfig& c, ForwardScratch& s,
-                  size_t n) {
+enum class GateActivation { silu, gelu };
+
+Status gated_ffn(const ParallelFor& threads, const LayerWeights& layer, const ModelConfig& c, ForwardScratch& s,
+                 size_t n, GateActivation activation) {
   const auto xn = rows(s.xn, n, c.n_embd);
   const auto gate = rows(s.gate, n, c.n_ff);
   const auto up = rows(s.up, n, c.n_ff);
@@ -333,8 +384,22 @@ Status swiglu_ffn(const ParallelFor& threads, const LayerWeights& layer, const M
       !st) {
     return st;
   }
-  if (Status st = silu_mul_rows(threads, gate, up, n, c.n_ff); !st) return fail("ffn, silu: {}", st.error().message);
+  const Status st = activation == GateActivation::silu ? silu_mul_rows(threads, gate, up, n, c.n_ff)
+                                                       : gelu_mul_rows(threads, gate, up, n, c.n_ff);
+  if (!st) return fail("ffn, {}: {}", activation == GateActivation::silu ? "silu" : "gelu", st.error().message);
   return linear(threads, layer.ffn_down, gate, n, rows(s.proj, n, c.n_embd), s.xq);
+}
+
+}  // namespace
+
+Status swiglu_ffn(const ParallelFor& threads, const LayerWeights& layer, const ModelConfig& c, ForwardScratch& s,
+                  size_t n) {
+  return gated_ffn(threads, layer, c, s, n, GateActivation::silu);
+}
+
+Status geglu_ffn(const ParallelFor& threads, const LayerWeights& layer, const ModelConfig& c, ForwardScratch& s,
+                 size_t n) {
+  return gated_ffn(threads, layer, c, s, n, GateActivation::gelu);
 }
 
 Status output_logits(const ForwardPass& pass, const ForwardBatch& batch) {
@@ -349,7 +414,13 @@ Status output_logits(const ForwardPass& pass, const ForwardBatch& batch) {
     const std::span<const float> x(pass.scratch.x.data() + batch.output_rows[i] * c.n_embd, c.n_embd);
     rms_norm_rows(x, w.output_norm, c.rms_eps, xn.subspan(i * c.n_embd, c.n_embd));
   }
-  return linear(pass.threads, w.output, xn, n_out, batch.logits.first(n_out * c.n_vocab), pass.scratch.xq);
+  const auto logits = batch.logits.first(n_out * c.n_vocab);
+  if (Status st = linear(pass.threads, w.output, xn, n_out, logits, pass.scratch.xq); !st) return st;
+  if (c.final_logit_softcap != 0) {
+    const float cap = c.final_logit_softcap;
+    for (float& logit : logits) logit = cap * std::tanh(logit * (1.0f / cap));
+  }
+  return {};
 }
 
 uint32_t cpu_layer_count(const ForwardPass& pass) {

@@ -38,8 +38,12 @@ Status embed_tokens(const WeightMatrix& table, std::span<const int32_t> tokens, 
 // x += proj, the residual add after a sub-layer; x, proj: [n_tokens][n_embd].
 void add_residual(std::span<float> x, std::span<const float> proj);
 
-// out[t] = rms_norm(x[t]) * gain for every row; x, out: [n_tokens][gain.size()].
+// out[t] = rms_norm(x[t]) * gain for every row; x, out: [n_tokens][gain.size()]; out may be x. With a
+// head-sized gain on [n_tokens][n_heads * head_dim] this normalizes every head (gemma3's query and key norms).
 void rms_norm_rows(std::span<const float> x, std::span<const float> gain, float eps, std::span<float> out);
+
+// x *= factor, every value (gemma3 scales its embeddings by sqrt(n_embd)).
+void scale_rows(std::span<float> x, float factor);
 
 // x [n_tokens][n_cols] quantized once, token ranges split between the threads, into xq for every weight
 // matrix in `readers` (the projections that read this input: q/k/v, gate/up; all n_cols wide). Float
@@ -83,11 +87,14 @@ void store_kv(KvCache& cache, uint32_t layer, const KvUbatch& kv, size_t n_token
 
 // Multi-head attention with grouped KV heads over the cache: query head h of token t attends to the keys
 // its KvUbatch group lists for it (its sequence's cells at positions up to its own) in KV head h / n_gqa,
-// scores scaled by 1/sqrt(head_dim), with the flash or the standard kernel (kv.flash_attention) of the
+// scores scaled by config.attention_score_scale(), with the flash or the standard kernel (kv.flash_attention) of the
 // best attention variant. q: [n_tokens][n_head * head_dim] -> out: [n_tokens][n_head * head_dim_v].
 // Work is split per engine/arch/attention_split.h (problems of one KV head x up to 16 query rows, their
 // keys split too when threads would otherwise wait). `scratch` holds one AttentionScratch per pool thread.
 // Errors come from the pool or a bad problem.
+// On a sliding layer (config.is_sliding_layer) a token at position p sees only keys at positions past
+// p - sliding_window: its rows whose window starts after the sequence's first key become problems of their
+// own, over the window's cells.
 Status causal_attention(const ParallelFor& threads, const KvCache& cache, uint32_t layer, const ModelConfig& config,
                         const KvUbatch& kv, size_t n_tokens, std::span<const float> q, std::span<float> out,
                         std::span<AttentionScratch> scratch);
@@ -96,7 +103,12 @@ Status causal_attention(const ParallelFor& threads, const KvCache& cache, uint32
 Status swiglu_ffn(const ParallelFor& threads, const LayerWeights& layer, const ModelConfig& config,
                   ForwardScratch& scratch, size_t n_tokens);
 
-// The final norm and output projection of the rows batch.output_rows names, from scratch.x.
+// GELU-gated feed-forward (gemma): proj = W_down (gelu(W_gate xn) * (W_up xn)), as swiglu_ffn.
+Status geglu_ffn(const ParallelFor& threads, const LayerWeights& layer, const ModelConfig& config,
+                 ForwardScratch& scratch, size_t n_tokens);
+
+// The final norm and output projection of the rows batch.output_rows names, from scratch.x, and the soft cap
+// of the logits when the model has one.
 Status output_logits(const ForwardPass& pass, const ForwardBatch& batch);
 
 // The layers the CPU runs: all of them, or those before pass.offload's first.

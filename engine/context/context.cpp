@@ -37,6 +37,7 @@ Result<Context> Context::create(const Model& model, const ContextParams& params)
   kv.layout = {c.n_layers, p.n_ctx, c.n_head_kv, c.head_dim, c.head_dim_v, p.type_k, p.type_v};
   kv.n_seq_max = p.n_seq_max;
   kv.rope = *rope;
+  kv.layer_rope = layer_ropes(c, *rope);
   auto cache = KvCache::create(kv);
   if (!cache) return cache.error();
   std::unique_ptr<ThreadPool> own_pool;
@@ -158,7 +159,7 @@ Status Context::evaluate(const Batch& batch) {
       rows.push_back(static_cast<uint32_t>(outputs[o] - start));
     }
     const ParallelFor threads = threads_for(len);
-    const ForwardPass pass{*model_, cache_, threads, scratch_, rope_, gpu_.get()};
+    const ForwardPass pass{*model_, cache_, threads, scratch_, rope_, gpu_.get(), layer_rope_};
     const ForwardBatch piece{batch.tokens().subspan(start, len), ubatch_, rows,
                              std::span<float>(logits_).subspan(out_begin * n_vocab, rows.size() * n_vocab)};
     const OpTimer step_timer(ProfiledOp::step);

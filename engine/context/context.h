@@ -133,6 +133,7 @@ class Context {
         pool_(params.pool ? params.pool : own_pool_.get()),
         forward_(forward),
         rope_(rope),
+        layer_rope_(layer_ropes(model.config(), rope)),
         flash_(resolve_flash_attention(params.flash_attn)) {}
   Status check_batch(const Batch& batch) const;
   Status evaluate(const Batch& batch);
@@ -146,6 +147,7 @@ class Context {
   ThreadPool* pool_;                      // the one the forward pass runs on (heap: stays put on a move)
   ArchForwardFn forward_;
   RopeParams rope_;
+  std::vector<RopeParams> layer_rope_;  // per layer when they differ (layer_ropes), else empty
   bool flash_;
   ForwardScratch scratch_;
   std::unique_ptr<GpuOffload> gpu_;  // the offloaded layers, their weights, K/V and activations

@@ -75,4 +75,15 @@ Result<RopeParams> resolve_rope(const ModelConfig& c, std::span<const float> fre
   return rope;
 }
 
+std::vector<RopeParams> layer_ropes(const ModelConfig& c, const RopeParams& model_rope) {
+  if (c.sliding_window == 0 || c.rope_freq_base_swa == 0) return {};
+  std::vector<RopeParams> ropes(c.n_layers, model_rope);
+  for (uint32_t il = 0; il < c.n_layers; ++il) {
+    if (!c.is_sliding_layer(il)) continue;
+    ropes[il].freq_base = c.rope_freq_base_swa;
+    ropes[il].freq_scale = 1.0f;
+  }
+  return ropes;
+}
+
 }  // namespace infertune

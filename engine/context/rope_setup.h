@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/model/model_config.h"
 #include "kernels/ops/rope.h"
@@ -45,5 +46,10 @@ Status validate(const RopeOverrides& overrides);
 // outlive the result. Errors on invalid overrides and on a rope scaling type other than none/linear/yarn.
 Result<RopeParams> resolve_rope(const ModelConfig& config, std::span<const float> freq_factors,
                                 const RopeOverrides& overrides = {});
+
+// The rope of every layer when they differ (gemma3's sliding layers: `model_rope` with the sliding base and no
+// scaling, as llama.cpp rotates them; the global layers keep model_rope, overrides included); empty when
+// every layer uses model_rope.
+std::vector<RopeParams> layer_ropes(const ModelConfig& config, const RopeParams& model_rope);
 
 }  // namespace infertune

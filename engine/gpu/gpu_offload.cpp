@@ -70,6 +70,10 @@ GpuOffload::~GpuOffload() {
 }
 
 Result<std::unique_ptr<GpuOffload>> GpuOffload::create(const Model& model, const GpuOffloadParams& params) {
+  // The GPU's blocks are llama's and qwen2's; gemma3's extra norms and sliding window are CPU-only so far.
+  if (model.config().arch == ModelArch::Gemma3) {
+    return fail("-ngl {}: {} models run on the CPU only (use -ngl 0)", params.n_gpu_layers, model.config().arch);
+  }
   int count = 0;
   if (int code = cuda::device_count(&count); code != 0 || count == 0) {
     return fail("-ngl {}: no CUDA device ({})", params.n_gpu_layers,

@@ -17,6 +17,7 @@ Result<KvCache> KvCache::create(const KvCacheParams& params) {
   cache.cells_ = KvCells(params.layout.n_cells);
   cache.n_seq_max_ = params.n_seq_max;
   cache.rope_ = params.rope;
+  cache.layer_rope_ = params.layer_rope;
   return cache;
 }
 
@@ -92,18 +93,18 @@ Status KvCache::seq_add(SeqId seq, int32_t p0, int32_t p1, int32_t delta) {
 void KvCache::rotate_keys(std::span<const uint32_t> cells, int32_t delta) {
   if (cells.empty() || rope_.n_rot == 0) return;
   const KvLayout& l = storage_.layout();
-  // A pure rotation by delta: the keys already carry rope's magnitude factor (YaRN's mscale) once.
-  RopeParams shift = rope_;
-  shift.attn_factor = rope_.attn_factor / rope_mscale(rope_);
   std::vector<float> cos(rope_.n_rot / 2), sin(rope_.n_rot / 2);
-  rope_angles(shift, delta, cos, sin);
   std::vector<float> row(static_cast<size_t>(l.n_head_kv) * l.head_dim_k);
   for (uint32_t layer = 0; layer < l.n_layers; ++layer) {
+    const RopeParams& rope = layer_rope_.empty() ? rope_ : layer_rope_[layer];
+    // A pure rotation by delta: the keys already carry rope's magnitude factor (YaRN's mscale) once.
+    RopeParams shift = rope;
+    shift.attn_factor = rope.attn_factor / rope_mscale(rope);
+    rope_angles(shift, delta, cos, sin);
     for (uint32_t cell : cells) {
       storage_.read_k(layer, cell, row);
       for (uint32_t h = 0; h < l.n_head_kv; ++h) {
-        rope_rotate(rope_, cos, sin,
-                    std::span<float>(row).subspan(static_cast<size_t>(h) * l.head_dim_k, l.head_dim_k));
+        rope_rotate(rope, cos, sin, std::span<float>(row).subspan(static_cast<size_t>(h) * l.head_dim_k, l.head_dim_k));
       }
       storage_.write_k(layer, cell, row);
     }

@@ -41,9 +41,10 @@ struct KvUbatch {
 };
 
 struct KvCacheParams {
-  KvLayout layout;         // n_cells is the context size (-c)
-  uint32_t n_seq_max = 1;  // sequence ids are 0 .. n_seq_max - 1 (-np)
-  RopeParams rope;         // how keys were rotated: a position shift re-rotates them
+  KvLayout layout;                     // n_cells is the context size (-c)
+  uint32_t n_seq_max = 1;              // sequence ids are 0 .. n_seq_max - 1 (-np)
+  RopeParams rope;                     // how keys were rotated: a position shift re-rotates them
+  std::vector<RopeParams> layer_rope;  // [n_layers] when layers differ (gemma3's sliding ones), else empty
 };
 
 class KvCache {
@@ -93,6 +94,7 @@ class KvCache {
   KvCells cells_;
   uint32_t n_seq_max_ = 1;
   RopeParams rope_;
+  std::vector<RopeParams> layer_rope_;
   std::string shifts_blocked_;  // non-empty: why seq_add cannot shift positions
 };
 

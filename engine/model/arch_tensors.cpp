@@ -11,7 +11,7 @@ namespace infertune {
 namespace {
 
 // A dimension as a function of the config, so that the tables below stay plain data.
-enum class Dim { None, Embd, Vocab, QDim, KDim, VDim, AttnOut, Ff, RopeHalf };
+enum class Dim { None, Embd, Vocab, QDim, KDim, VDim, AttnOut, Ff, RopeHalf, HeadDim };
 
 struct TensorTemplate {
   std::string_view name;  // without the "blk.N." prefix
@@ -51,7 +51,26 @@ constexpr std::array kQwen2Block = {
     TensorTemplate{"ffn_down.weight", TensorRole::FfnDown, Dim::Ff, Dim::Embd, "[n_ff, n_embd]"},
 };
 
-// Outside the blocks; the same for both architectures.
+// gemma3: the llama block with an RMSNorm on each query and key head (before rope) and another on the
+// output of each sub-layer (before the residual add).
+constexpr std::array kGemma3Block = {
+    TensorTemplate{"attn_norm.weight", TensorRole::AttnNorm, Dim::Embd, Dim::None, "[n_embd]"},
+    TensorTemplate{"attn_q.weight", TensorRole::AttnQ, Dim::Embd, Dim::QDim, "[n_embd, n_head * head_dim]"},
+    TensorTemplate{"attn_k.weight", TensorRole::AttnK, Dim::Embd, Dim::KDim, "[n_embd, n_head_kv * head_dim]"},
+    TensorTemplate{"attn_v.weight", TensorRole::AttnV, Dim::Embd, Dim::VDim, "[n_embd, n_head_kv * head_dim_v]"},
+    TensorTemplate{"attn_q_norm.weight", TensorRole::AttnQNorm, Dim::HeadDim, Dim::None, "[head_dim]"},
+    TensorTemplate{"attn_k_norm.weight", TensorRole::AttnKNorm, Dim::HeadDim, Dim::None, "[head_dim]"},
+    TensorTemplate{"attn_output.weight", TensorRole::AttnOutput, Dim::AttnOut, Dim::Embd,
+                   "[n_head * head_dim_v, n_embd]"},
+    TensorTemplate{"post_attention_norm.weight", TensorRole::AttnPostNorm, Dim::Embd, Dim::None, "[n_embd]"},
+    TensorTemplate{"ffn_norm.weight", TensorRole::FfnNorm, Dim::Embd, Dim::None, "[n_embd]"},
+    TensorTemplate{"ffn_gate.weight", TensorRole::FfnGate, Dim::Embd, Dim::Ff, "[n_embd, n_ff]"},
+    TensorTemplate{"ffn_up.weight", TensorRole::FfnUp, Dim::Embd, Dim::Ff, "[n_embd, n_ff]"},
+    TensorTemplate{"ffn_down.weight", TensorRole::FfnDown, Dim::Ff, Dim::Embd, "[n_ff, n_embd]"},
+    TensorTemplate{"post_ffw_norm.weight", TensorRole::FfnPostNorm, Dim::Embd, Dim::None, "[n_embd]"},
+};
+
+// Outside the blocks; the same for every architecture.
 constexpr TensorTemplate kRopeFreqs{"rope_freqs.weight", TensorRole::RopeFreqs, Dim::RopeHalf, Dim::None,
                                     "[n_rot / 2]"};
 constexpr TensorTemplate kTokenEmbd{"token_embd.weight", TensorRole::TokenEmbedding, Dim::Embd, Dim::Vocab,
@@ -65,6 +84,8 @@ std::span<const TensorTemplate> block_table(ModelArch arch) {
       return kLlamaBlock;
     case ModelArch::Qwen2:
       return kQwen2Block;
+    case ModelArch::Gemma3:
+      return kGemma3Block;
   }
   return kLlamaBlock;
 }
@@ -89,6 +110,8 @@ uint64_t dim_value(Dim dim, const ModelConfig& c) {
       return c.n_ff;
     case Dim::RopeHalf:
       return c.n_rot / 2;
+    case Dim::HeadDim:
+      return c.head_dim;
   }
   return 0;
 }
@@ -130,8 +153,14 @@ std::string_view tensor_role_name(TensorRole role) {
       return "attn_k.bias";
     case TensorRole::AttnVBias:
       return "attn_v.bias";
+    case TensorRole::AttnQNorm:
+      return "attn_q_norm";
+    case TensorRole::AttnKNorm:
+      return "attn_k_norm";
     case TensorRole::AttnOutput:
       return "attn_output";
+    case TensorRole::AttnPostNorm:
+      return "post_attention_norm";
     case TensorRole::FfnNorm:
       return "ffn_norm";
     case TensorRole::FfnGate:
@@ -140,12 +169,16 @@ std::string_view tensor_role_name(TensorRole role) {
       return "ffn_up";
     case TensorRole::FfnDown:
       return "ffn_down";
+    case TensorRole::FfnPostNorm:
+      return "post_ffw_norm";
   }
   return "?";
 }
 
 bool is_norm_role(TensorRole role) {
-  return role == TensorRole::AttnNorm || role == TensorRole::FfnNorm || role == TensorRole::OutputNorm;
+  return role == TensorRole::AttnNorm || role == TensorRole::FfnNorm || role == TensorRole::OutputNorm ||
+         role == TensorRole::AttnQNorm || role == TensorRole::AttnKNorm || role == TensorRole::AttnPostNorm ||
+         role == TensorRole::FfnPostNorm;
 }
 
 bool is_bias_role(TensorRole role) {

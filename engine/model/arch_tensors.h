@@ -24,11 +24,15 @@ enum class TensorRole {
   AttnQBias,       // blk.N.attn_q.bias        [n_head * head_dim]      (qwen2)
   AttnKBias,       // blk.N.attn_k.bias        [n_head_kv * head_dim]   (qwen2)
   AttnVBias,       // blk.N.attn_v.bias        [n_head_kv * head_dim_v] (qwen2)
+  AttnQNorm,       // blk.N.attn_q_norm.weight [head_dim] (gemma3: RMSNorm of each query head)
+  AttnKNorm,       // blk.N.attn_k_norm.weight [head_dim] (gemma3: RMSNorm of each key head)
   AttnOutput,      // blk.N.attn_output.weight [n_head * head_dim_v, n_embd]
+  AttnPostNorm,    // blk.N.post_attention_norm.weight [n_embd] (gemma3: norm of the attention's output)
   FfnNorm,         // blk.N.ffn_norm.weight    [n_embd]
   FfnGate,         // blk.N.ffn_gate.weight    [n_embd, n_ff]
   FfnUp,           // blk.N.ffn_up.weight      [n_embd, n_ff]
   FfnDown,         // blk.N.ffn_down.weight    [n_ff, n_embd]
+  FfnPostNorm,     // blk.N.post_ffw_norm.weight [n_embd] (gemma3: norm of the feed-forward's output)
 };
 
 std::string_view tensor_role_name(TensorRole role);  // "attn_q", "token_embd", ...

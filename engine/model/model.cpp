@@ -127,6 +127,14 @@ std::vector<float>* vector_slot(ModelWeights& w, const TensorSpec& spec) {
       return &l.attn_norm;
     case TensorRole::FfnNorm:
       return &l.ffn_norm;
+    case TensorRole::AttnQNorm:
+      return &l.attn_q_norm;
+    case TensorRole::AttnKNorm:
+      return &l.attn_k_norm;
+    case TensorRole::AttnPostNorm:
+      return &l.attn_post_norm;
+    case TensorRole::FfnPostNorm:
+      return &l.ffn_post_norm;
     case TensorRole::AttnQBias:
       return &l.attn_q_bias;
     case TensorRole::AttnKBias:

@@ -30,18 +30,22 @@ struct WeightMatrix {
 };
 
 struct LayerWeights {
-  std::vector<float> attn_norm;    // [n_embd]
-  WeightMatrix attn_q;             // [n_head * head_dim][n_embd]
-  WeightMatrix attn_k;             // [n_head_kv * head_dim][n_embd]
-  WeightMatrix attn_v;             // [n_head_kv * head_dim_v][n_embd]
-  std::vector<float> attn_q_bias;  // [n_head * head_dim], empty when absent
-  std::vector<float> attn_k_bias;  // [n_head_kv * head_dim], empty when absent
-  std::vector<float> attn_v_bias;  // [n_head_kv * head_dim_v], empty when absent
-  WeightMatrix attn_output;        // [n_embd][n_head * head_dim_v]
-  std::vector<float> ffn_norm;     // [n_embd]
-  WeightMatrix ffn_gate;           // [n_ff][n_embd]
-  WeightMatrix ffn_up;             // [n_ff][n_embd]
-  WeightMatrix ffn_down;           // [n_embd][n_ff]
+  std::vector<float> attn_norm;       // [n_embd]
+  WeightMatrix attn_q;                // [n_head * head_dim][n_embd]
+  WeightMatrix attn_k;                // [n_head_kv * head_dim][n_embd]
+  WeightMatrix attn_v;                // [n_head_kv * head_dim_v][n_embd]
+  std::vector<float> attn_q_bias;     // [n_head * head_dim], empty when absent
+  std::vector<float> attn_k_bias;     // [n_head_kv * head_dim], empty when absent
+  std::vector<float> attn_v_bias;     // [n_head_kv * head_dim_v], empty when absent
+  std::vector<float> attn_q_norm;     // [head_dim], empty when absent (gemma3)
+  std::vector<float> attn_k_norm;     // [head_dim], empty when absent (gemma3)
+  WeightMatrix attn_output;           // [n_embd][n_head * head_dim_v]
+  std::vector<float> attn_post_norm;  // [n_embd], empty when absent (gemma3)
+  std::vector<float> ffn_norm;        // [n_embd]
+  WeightMatrix ffn_gate;              // [n_ff][n_embd]
+  WeightMatrix ffn_up;                // [n_ff][n_embd]
+  WeightMatrix ffn_down;              // [n_embd][n_ff]
+  std::vector<float> ffn_post_norm;   // [n_embd], empty when absent (gemma3)
 };
 
 struct ModelWeights {

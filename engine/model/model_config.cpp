@@ -20,6 +20,7 @@ struct ArchName {
 constexpr ArchName kArchNames[] = {
     {ModelArch::Llama, "llama", RopeStyle::Interleaved},
     {ModelArch::Qwen2, "qwen2", RopeStyle::Neox},
+    {ModelArch::Gemma3, "gemma3", RopeStyle::Neox},
 };
 
 // Reads the `{arch}.*` keys of one file; every error names the full key.
@@ -111,6 +112,17 @@ Status read_rope(const GgufFile& file, const KeyReader& keys, ModelConfig& c) {
   return {};
 }
 
+Status read_gemma3(const KeyReader& keys, ModelConfig& c) {
+  auto window = keys.u32_or("attention.sliding_window", 0);
+  if (!window) return window.error();
+  c.sliding_window = *window;
+  auto cap = keys.f32_or("final_logit_softcapping", 0.0f);
+  if (!cap) return cap.error();
+  c.final_logit_softcap = *cap;
+  derive_arch_constants(c);
+  return {};
+}
+
 Status read_hparams(const GgufFile& file, ModelConfig& c) {
   const KeyReader keys(file, c.arch);
   for (auto [suffix, field] :
@@ -121,7 +133,9 @@ Status read_hparams(const GgufFile& file, ModelConfig& c) {
     *field = *value;
   }
   if (Status s = read_attention(keys, c); !s) return s;
-  return read_rope(file, keys, c);
+  if (Status s = read_rope(file, keys, c); !s) return s;
+  if (c.arch == ModelArch::Gemma3) return read_gemma3(keys, c);
+  return {};
 }
 
 // A token id key: absent, 0xFFFFFFFF or -1 mean "none".
@@ -293,6 +307,26 @@ RopeStyle rope_style(ModelArch arch) {
   return RopeStyle::Interleaved;
 }
 
+// What llama.cpp fixes for gemma3 rather than reading it from the file: five sliding layers for every global
+// one, a rope base of 10000 on the sliding layers, and the 27B model's query scale by n_embd / n_head.
+constexpr uint32_t kGemma3SlidingPeriod = 6;
+constexpr float kGemma3SlidingRopeBase = 10000.0f;
+constexpr uint32_t kGemma3_27bLayers = 62;
+
+void derive_arch_constants(ModelConfig& c) {
+  if (c.arch != ModelArch::Gemma3) return;
+  c.sliding_window_period = c.sliding_window != 0 ? kGemma3SlidingPeriod : 0;
+  c.rope_freq_base_swa = c.sliding_window != 0 ? kGemma3SlidingRopeBase : 0.0f;
+  // Integer division first, as llama.cpp computes it.
+  const uint32_t scale_dim = c.n_layers == kGemma3_27bLayers && c.n_head != 0 ? c.n_embd / c.n_head : c.head_dim;
+  c.attention_scale = scale_dim == 0 ? 0.0f : 1.0f / std::sqrt(static_cast<float>(scale_dim));
+}
+
+float ModelConfig::attention_score_scale() const {
+  if (attention_scale != 0) return attention_scale;
+  return head_dim == 0 ? 1.0f : 1.0f / std::sqrt(static_cast<float>(head_dim));
+}
+
 Status validate_hparams(const ModelConfig& c) {
   const std::string p = std::string(model_arch_name(c.arch)) + ".";
   const std::pair<const char*, uint32_t> sizes[] = {
@@ -326,6 +360,9 @@ Status validate_hparams(const ModelConfig& c) {
   }
   if (!(c.rope_scaling_factor > 0) || !std::isfinite(c.rope_scaling_factor)) {
     return fail("{}rope.scaling.factor = {}: must be positive and finite", p, c.rope_scaling_factor);
+  }
+  if (!(c.final_logit_softcap >= 0) || !std::isfinite(c.final_logit_softcap)) {
+    return fail("{}final_logit_softcapping = {}: must be at least 0 and finite", p, c.final_logit_softcap);
   }
   if (!(c.rope_scaling_attn_factor > 0) || !std::isfinite(c.rope_scaling_attn_factor)) {
     return fail("{}rope.scaling.attn_factor = {}: must be positive and finite", p, c.rope_scaling_attn_factor);

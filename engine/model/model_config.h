@@ -14,10 +14,10 @@
 
 namespace infertune {
 
-enum class ModelArch { Llama, Qwen2 };
+enum class ModelArch { Llama, Qwen2, Gemma3 };
 
 // How rotary embeddings pair up the dimensions of a head: llama rotates interleaved pairs (2i, 2i+1),
-// qwen2 ("NEOX" style) rotates the halves (i, i + n_rot/2).
+// qwen2 and gemma3 ("NEOX" style) rotate the halves (i, i + n_rot/2).
 enum class RopeStyle { Interleaved, Neox };
 
 std::string_view model_arch_name(ModelArch arch);  // "llama", the GGUF general.architecture value
@@ -63,8 +63,15 @@ struct ModelConfig {
   uint32_t rope_scaling_orig_ctx = 0;      // {arch}.rope.scaling.original_context_length, 0: absent
   float rope_scaling_attn_factor = 1;      // {arch}.rope.scaling.attn_factor (multiplies rope's cos and sin)
   float rms_eps = 1e-5f;                   // {arch}.attention.layer_norm_rms_epsilon
-  bool tied_output = false;                // no output.weight: the output projection reuses token_embd.weight
-  bool has_rope_freqs = false;             // rope_freqs.weight present (llama-3 style frequency factors)
+  // Sliding-window attention (gemma3): on the layers is_sliding_layer() names, a token sees only the keys of
+  // the last `sliding_window` positions (its own included), and rope uses rope_freq_base_swa unscaled.
+  uint32_t sliding_window = 0;         // {arch}.attention.sliding_window, 0: every layer sees its whole context
+  uint32_t sliding_window_period = 0;  // every period-th layer is global, the others slide (gemma3: 6)
+  float rope_freq_base_swa = 0;        // the sliding layers' rope base (gemma3: 10000)
+  float attention_scale = 0;           // q.k scale, 0: 1 / sqrt(head_dim)
+  float final_logit_softcap = 0;       // {arch}.final_logit_softcapping: logits = cap * tanh(logits / cap), 0: none
+  bool tied_output = false;            // no output.weight: the output projection reuses token_embd.weight
+  bool has_rope_freqs = false;         // rope_freqs.weight present (llama-3 style frequency factors)
   SpecialTokens tokens;
   std::optional<uint32_t> file_type;  // general.file_type (llama.cpp's LLAMA_FTYPE numbering)
 
@@ -73,8 +80,17 @@ struct ModelConfig {
   uint32_t k_dim() const { return n_head_kv * head_dim; }                     // rows of attn_k
   uint32_t v_dim() const { return n_head_kv * head_dim_v; }                   // rows of attn_v
   uint32_t attn_out_dim() const { return n_head * head_dim_v; }               // row length of attn_output
+  bool is_sliding_layer(uint32_t layer) const {
+    return sliding_window != 0 && sliding_window_period != 0 &&
+           layer % sliding_window_period != sliding_window_period - 1;
+  }
+  float attention_score_scale() const;  // attention_scale, or 1 / sqrt(head_dim) when it is 0
   bool operator==(const ModelConfig&) const = default;
 };
+
+// Sets what an architecture fixes rather than stores (gemma3: the sliding layers' period and rope base, the
+// attention scale) from the fields read from the file; nothing for llama and qwen2.
+void derive_arch_constants(ModelConfig& config);
 
 // Checks the hyper-parameters among themselves (no tensors, no vocabulary): non-zero sizes, heads that
 // divide, a head size that is whole, rope dimensions that fit a head, a positive finite epsilon.

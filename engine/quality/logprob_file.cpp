@@ -99,6 +99,11 @@ Result<LogprobReader> LogprobReader::open(const std::string& path) {
   std::error_code ec;
   const uint64_t size = std::filesystem::file_size(path, ec);
   if (ec || size != expected) return fail("{}: {} bytes, the header says {}", path, size, expected);
+  for (size_t i = 0; i < r.tokens_.size(); ++i) {
+    if (r.tokens_[i] < 0 || static_cast<uint32_t>(r.tokens_[i]) >= h.n_vocab) {
+      return fail("{}: token {} is {}, outside the vocabulary of {}", path, i, r.tokens_[i], h.n_vocab);
+    }
+  }
   return r;
 }
 

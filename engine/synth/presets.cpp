@@ -16,6 +16,8 @@ struct Shape {
   bool tied;
 };
 
+constexpr uint32_t kTinySlidingWindow = 32;
+
 ModelConfig make_config(const Shape& s) {
   ModelConfig c;
   c.arch = s.arch;
@@ -38,6 +40,14 @@ ModelConfig make_config(const Shape& s) {
   return c;
 }
 
+ModelConfig gemma3_270m() {
+  ModelConfig c = make_config({ModelArch::Gemma3, 640, 18, 4, 1, 2048, 262144, 32768, 1000000.0f, 1e-6f, true});
+  c.head_dim = c.head_dim_v = c.n_rot = 256;
+  c.sliding_window = 512;
+  derive_arch_constants(c);
+  return c;
+}
+
 const std::vector<SynthPreset>& preset_table() {
   using enum ModelArch;
   static const std::vector<SynthPreset> presets = {
@@ -57,6 +67,7 @@ const std::vector<SynthPreset>& preset_table() {
        make_config({Qwen2, 1536, 28, 12, 2, 8960, 151936, 32768, 1000000.0f, 1e-6f, true})},
       {"qwen2.5-7b", "Qwen2.5-7B shape",
        make_config({Qwen2, 3584, 28, 28, 4, 18944, 152064, 32768, 1000000.0f, 1e-6f, false})},
+      {"gemma3-270m", "Gemma-3-270M shape (tied output, 256-wide heads, sliding window 512)", gemma3_270m()},
   };
   return presets;
 }
@@ -102,9 +113,13 @@ Result<ModelConfig> apply_overrides(ModelConfig c, const ShapeOverrides& o) {
     return fail("--vocab {}: the synthetic vocabulary needs at least {} tokens (3 special + 256 byte tokens)",
                 c.n_vocab, kSynthMinVocab);
   }
-  c.head_dim = c.n_embd / c.n_head;
-  c.head_dim_v = c.head_dim;
-  c.n_rot = c.head_dim;
+  // A preset's own head size (gemma3's is not n_embd / n_head) holds until --dim or --heads changes the shape.
+  if (o.n_embd || o.n_head || c.head_dim == 0) {
+    c.head_dim = c.n_embd / c.n_head;
+    c.head_dim_v = c.head_dim;
+    c.n_rot = c.head_dim;
+  }
+  derive_arch_constants(c);
   if (Status s = validate_hparams(c); !s) return s.error();
   return c;
 }
@@ -148,6 +163,8 @@ Result<ResolvedModel> resolve_synth_model(const std::optional<std::string>& arch
   }
   ModelConfig base = chosen->config;
   if (wanted_arch) base.arch = *wanted_arch;
+  // The tiny gemma3 slides over a window short enough for test prompts to cross it.
+  if (base.arch == ModelArch::Gemma3 && base.sliding_window == 0) base.sliding_window = kTinySlidingWindow;
   auto config = apply_overrides(std::move(base), overrides);
   if (!config) return config.error();
   return ResolvedModel{std::string(chosen->name), std::move(*config)};

@@ -40,6 +40,8 @@ void set_hparams(GgufWriter& w, const ModelConfig& c) {
     if (c.rope_scaling_attn_factor != 1.0f) w.set(p + "rope.scaling.attn_factor", f32(c.rope_scaling_attn_factor));
   }
   w.set(p + "attention.layer_norm_rms_epsilon", f32(c.rms_eps));
+  if (c.sliding_window != 0) w.set(p + "attention.sliding_window", u32(c.sliding_window));
+  if (c.final_logit_softcap != 0) w.set(p + "final_logit_softcapping", f32(c.final_logit_softcap));
 }
 
 Status set_tokenizer(GgufWriter& w, const ModelConfig& c) {

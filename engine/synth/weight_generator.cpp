@@ -43,6 +43,10 @@ WeightDistribution weight_distribution(const TensorSpec& tensor, const ModelConf
     case TensorRole::AttnNorm:
     case TensorRole::FfnNorm:
     case TensorRole::OutputNorm:
+    case TensorRole::AttnQNorm:
+    case TensorRole::AttnKNorm:
+    case TensorRole::AttnPostNorm:
+    case TensorRole::FfnPostNorm:
       return {1.0f, 0.02f};
     case TensorRole::AttnQBias:
     case TensorRole::AttnKBias:

@@ -43,6 +43,15 @@ TEST(LogprobFile, RoundTripsTokensAndTheScoredRowsLogSoftmax) {
   for (size_t v = 0; v < 5; ++v) EXPECT_NEAR(f16_to_f32(rows[5 + v]), want[v], 2e-3);
   EXPECT_FALSE(reader->read_chunk(2, rows).ok());
 
+  {  // a token outside the vocabulary (the first token, just after the 20-byte header)
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(20);
+    const int32_t bad = 5;
+    f.write(reinterpret_cast<const char*>(&bad), sizeof(bad));
+  }
+  auto bad_token = LogprobReader::open(path);
+  ASSERT_FALSE(bad_token.ok());
+  EXPECT_NE(bad_token.error().message.find("outside the vocabulary"), std::string::npos) << bad_token.error().message;
   std::filesystem::resize_file(path, std::filesystem::file_size(path) - 1);
   auto damaged = LogprobReader::open(path);
   ASSERT_FALSE(damaged.ok());

@@ -337,7 +337,7 @@ TEST(ModelConfig, RejectsVocabSizeKeyThatDisagrees) {
 TEST(ModelConfig, RejectsUnsupportedArchitecture) {
   ModelParts parts = tiny_parts();
   parts.set("general.architecture", GgufValue{std::string("gemma")});
-  EXPECT_THAT(error_of(parts), HasSubstr("general.architecture = 'gemma' is not supported (supported: llama, qwen2)"));
+  EXPECT_THAT(error_of(parts), HasSubstr("general.architecture = 'gemma' is not supported (supported: llama, qwen2, gemma3)"));
 }
 
 TEST(ModelConfig, RejectsMissingHyperParameter) {
