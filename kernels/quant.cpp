@@ -31,6 +31,28 @@ constexpr CodecEntry kCodecs[] = {
     {GgmlType::IQ4_XS, codecs::quantize_iq4_xs, codecs::dequantize_iq4_xs},
 };
 
+struct WeightedCodecEntry {
+  GgmlType type;
+  codecs::WeightedQuantizeFn quantize;
+};
+
+// The types whose ggml quantizer reads an importance matrix (Q8_0's ignores it).
+constexpr WeightedCodecEntry kWeightedCodecs[] = {
+    {GgmlType::Q4_0, codecs::quantize_q4_0_weighted},     {GgmlType::Q4_1, codecs::quantize_q4_1_weighted},
+    {GgmlType::Q5_0, codecs::quantize_q5_0_weighted},     {GgmlType::Q5_1, codecs::quantize_q5_1_weighted},
+    {GgmlType::Q2_K, codecs::quantize_q2_K_weighted},     {GgmlType::Q3_K, codecs::quantize_q3_K_weighted},
+    {GgmlType::Q4_K, codecs::quantize_q4_K_weighted},     {GgmlType::Q5_K, codecs::quantize_q5_K_weighted},
+    {GgmlType::Q6_K, codecs::quantize_q6_K_weighted},     {GgmlType::IQ4_NL, codecs::quantize_iq4_nl_weighted},
+    {GgmlType::IQ4_XS, codecs::quantize_iq4_xs_weighted},
+};
+
+const WeightedCodecEntry* find_weighted_codec(GgmlType type) {
+  for (const auto& c : kWeightedCodecs) {
+    if (c.type == type) return &c;
+  }
+  return nullptr;
+}
+
 const CodecEntry* find_codec(GgmlType type) {
   for (const auto& c : kCodecs) {
     if (c.type == type) return &c;
@@ -68,6 +90,20 @@ Status quantize_row(GgmlType type, std::span<const float> src, std::span<std::by
   if (!codec) return fail("no codec for type {}", ggml_type_name(type));
   if (Status s = check_row(type, src.size(), dst.size()); !s) return s;
   codec->quantize(src.data(), dst.data(), static_cast<int64_t>(src.size()));
+  return Status::success();
+}
+
+bool uses_importance(GgmlType type) { return find_weighted_codec(type) != nullptr; }
+
+Status quantize_row_weighted(GgmlType type, std::span<const float> src, std::span<const float> importance,
+                             std::span<std::byte> dst) {
+  const WeightedCodecEntry* weighted = find_weighted_codec(type);
+  if (!weighted) return quantize_row(type, src, dst);
+  if (importance.size() != src.size()) {
+    return fail("importance matrix of {} values for a row of {}", importance.size(), src.size());
+  }
+  if (Status s = check_row(type, src.size(), dst.size()); !s) return s;
+  weighted->quantize(src.data(), dst.data(), static_cast<int64_t>(src.size()), importance.data());
   return Status::success();
 }
 

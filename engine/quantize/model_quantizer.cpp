@@ -22,16 +22,33 @@ Status convert_tensor(const GgufFile& input, const TensorPlan& p, unsigned threa
   const GgufTensorInfo& src = *p.source;
   const std::span<const std::byte> in = input.tensor_data(src);
   const uint64_t in_row_bytes = ggml_row_bytes(src.type, src.dims[0]).value_or(0);
-  const RowEncoding encoding{src.name, p.type, src.dims[0], rows_of(src), threads};
+  RowEncoding encoding{src.name, p.type, src.dims[0], rows_of(src), threads, {}};
+  encoding.importance = p.importance;
   const RowSource source = [&](uint64_t r, std::span<float> row) -> Status {
     return dequantize_row(src.type, in.subspan(r * in_row_bytes, in_row_bytes), row);
   };
   return encode_rows(encoding, source, out);
 }
 
+// llama-quantize passes these as metadata overrides, whose strings hold at most 127 bytes.
+std::string override_string(const std::string& s) { return s.substr(0, 127); }
+
+void set_importance_keys(const ImportanceFile& importance, GgufWriter& w) {
+  w.set("quantize.imatrix.file", GgufValue{override_string(importance.path)});
+  if (!importance.datasets.empty()) {
+    w.set("quantize.imatrix.dataset", GgufValue{override_string(importance.datasets[0])});
+  }
+  w.set("quantize.imatrix.entries_count", GgufValue{static_cast<uint32_t>(importance.entries.size())});
+  if (importance.chunk_count > 0) {
+    w.set("quantize.imatrix.chunks_count", GgufValue{static_cast<uint32_t>(importance.chunk_count)});
+  }
+}
+
 }  // namespace
 
-Result<GgufWriter> quantized_layout(const GgufFile& input, const std::vector<TensorPlan>& plan, const FileType& type) {
+Result<GgufWriter> quantized_layout(const GgufFile& input, const std::vector<TensorPlan>& plan,
+                                    const QuantizeOptions& options) {
+  const FileType& type = options.file_type;
   GgufWriter w;
   for (const GgufKeyValue& kv : input.metadata()) {
     // One output file: the split keys of a sharded input do not carry over (as llama-quantize without --keep-split).
@@ -40,6 +57,7 @@ Result<GgufWriter> quantized_layout(const GgufFile& input, const std::vector<Ten
   }
   w.set("general.quantization_version", GgufValue{kGgmlQuantVersion});
   w.set("general.file_type", GgufValue{type.llama_ftype});
+  if (options.importance && !options.importance->entries.empty()) set_importance_keys(*options.importance, w);
   for (const TensorPlan& p : plan) {
     if (Status s = w.add_tensor(p.source->name, p.source->dims, p.type); !s) return s.error();
   }
@@ -49,7 +67,7 @@ Result<GgufWriter> quantized_layout(const GgufFile& input, const std::vector<Ten
 Result<QuantizeSummary> quantize_model(const GgufFile& input, const std::vector<TensorPlan>& plan,
                                        const QuantizeOptions& options, const std::string& output_path,
                                        const QuantizeProgressFn& progress) {
-  auto layout = quantized_layout(input, plan, options.file_type);
+  auto layout = quantized_layout(input, plan, options);
   if (!layout) return layout.error();
   const unsigned threads = encoder_threads(options.threads);
   QuantizeSummary summary;

@@ -24,8 +24,10 @@ struct QuantizeSummary {
   size_t copied = 0;          // tensors written as they were
 };
 
-// The output's metadata and tensor table, without data (also what --dry-run sizes).
-Result<GgufWriter> quantized_layout(const GgufFile& input, const std::vector<TensorPlan>& plan, const FileType& type);
+// The output's metadata and tensor table, without data (also what --dry-run sizes). With an importance matrix, the
+// quantize.imatrix.* keys that llama-quantize adds: file, dataset (the first), entries_count, chunks_count.
+Result<GgufWriter> quantized_layout(const GgufFile& input, const std::vector<TensorPlan>& plan,
+                                    const QuantizeOptions& options);
 
 Result<QuantizeSummary> quantize_model(const GgufFile& input, const std::vector<TensorPlan>& plan,
                                        const QuantizeOptions& options, const std::string& output_path,

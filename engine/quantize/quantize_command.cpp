@@ -2,6 +2,7 @@
 // model_quantizer.h): IN.gguf [OUT.gguf] TYPE [THREADS].
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <filesystem>
@@ -26,6 +27,9 @@ struct QuantizeFlags {
   bool leave_output_tensor = false;
   bool allow_requantize = false;
   bool dry_run = false;
+  std::string imatrix;                       // --imatrix FILE
+  std::vector<std::string> include_weights;  // --include-weights NAME (repeatable)
+  std::vector<std::string> exclude_weights;  // --exclude-weights NAME (repeatable)
 };
 
 struct Positionals {
@@ -89,6 +93,30 @@ Result<QuantizeOptions> options_from(const QuantizeFlags& flags, const Positiona
   return o;
 }
 
+// --imatrix with --include-weights / --exclude-weights applied. Null without --imatrix.
+Result<std::unique_ptr<ImportanceFile>> importance_from(const QuantizeFlags& flags) {
+  if (!flags.include_weights.empty() && !flags.exclude_weights.empty()) {
+    return fail("--include-weights and --exclude-weights cannot be used together");
+  }
+  if (flags.imatrix.empty()) {
+    if (!flags.include_weights.empty() || !flags.exclude_weights.empty()) {
+      return fail("--include-weights / --exclude-weights choose entries of an importance matrix: give --imatrix FILE");
+    }
+    return std::unique_ptr<ImportanceFile>{};
+  }
+  auto file = load_importance_file(flags.imatrix);
+  if (!file) return file.error();
+  const size_t loaded = file->entries.size();
+  if (Status s = select_importance(*file, flags.include_weights, flags.exclude_weights); !s) return s.error();
+  fmt::print(stderr, "quantize: importance matrix {}: {} entries{}, computed on {} chunks{}\n", file->path, loaded,
+             loaded == file->entries.size() ? std::string() : fmt::format(" ({} used)", file->entries.size()),
+             file->chunk_count, file->datasets.empty() ? std::string() : fmt::format(" of {}", file->datasets[0]));
+  if (file->entries.empty()) {
+    fmt::print(stderr, "quantize: warning: no importance matrix entries left; quantizing without one\n");
+  }
+  return std::make_unique<ImportanceFile>(std::move(*file));
+}
+
 std::string dims_text(const std::vector<uint64_t>& dims) {
   std::string text;
   for (size_t i = 0; i < 4; ++i) text += fmt::format("{}{:5}", i ? ", " : "", i < dims.size() ? dims[i] : 1);
@@ -113,18 +141,30 @@ int run_quantize(const QuantizeFlags& flags) {
   if (!positionals) return report_error("quantize", positionals.error().message);
   auto options = options_from(flags, *positionals);
   if (!options) return report_error("quantize", options.error().message);
+  auto importance = importance_from(flags);
+  if (!importance) return report_error("quantize", importance.error().message);
+  options->importance = importance->get();
   auto input = GgufFile::open(positionals->input);
   if (!input) return report_error("quantize", input.error().message);
   auto plan = plan_quantization(*input, *options);
   if (!plan) return report_error("quantize", plan.error().message);
-  auto layout = quantized_layout(*input, *plan, options->file_type);
+  auto layout = quantized_layout(*input, *plan, *options);
   if (!layout) return report_error("quantize", layout.error().message);
   const auto& out_tensors = layout->tensors();
+  std::vector<std::string> without_importance;  // converted to a type that reads a matrix, but no entry
   for (const TensorPlan& p : *plan) {
     if (p.convert() && ggml_type_traits(p.source->type).quantized) {
       fmt::print(stderr, "quantize: warning: requantizing {} from {}: the result is worse than from the original\n",
                  p.source->name, ggml_type_name(p.source->type));
     }
+    if (p.missing_importance && uses_importance(p.type)) without_importance.push_back(p.source->name);
+  }
+  if (!without_importance.empty()) {
+    const size_t shown = std::min<size_t>(without_importance.size(), 3);
+    std::string names;
+    for (size_t i = 0; i < shown; ++i) names += (i ? ", " : "") + without_importance[i];
+    fmt::print(stderr, "quantize: no importance matrix entry for {} tensor(s) ({}{}): quantized without one\n",
+               without_importance.size(), names, shown < without_importance.size() ? ", ..." : "");
   }
   uint64_t in_bytes = 0, out_bytes = 0;
   for (size_t i = 0; i < plan->size(); ++i) {
@@ -168,6 +208,15 @@ void add_quantize_command(Subcommands& commands) {
   app->add_flag("--allow-requantize", flags->allow_requantize,
                 "Quantize tensors that are already quantized (the result is worse than from F16/BF16/F32)");
   app->add_flag("--dry-run", flags->dry_run, "Print each tensor's type and the sizes; write nothing");
+  app->add_option("--imatrix", flags->imatrix,
+                  "Importance matrix (from `infertune imatrix` or llama-imatrix, GGUF or .dat): the quantizers fit "
+                  "each block to the input columns that matter most");
+  app->add_option("--include-weights", flags->include_weights,
+                  "Use the matrix only for tensors whose name contains NAME (repeatable)")
+      ->allow_extra_args(false);
+  app->add_option("--exclude-weights", flags->exclude_weights,
+                  "Do not use the matrix for tensors whose name contains NAME (repeatable)")
+      ->allow_extra_args(false);
 }
 
 }  // namespace infertune

@@ -40,10 +40,43 @@ Result<ModelTensors> model_tensors(const GgufFile& file) {
   return m;
 }
 
+bool has_importance(const QuantizeOptions& o) { return o.importance && !o.importance->entries.empty(); }
+
+QuantMixOptions mix_options(const QuantizeOptions& o) {
+  QuantMixOptions mix;
+  mix.pure = o.pure;
+  mix.has_importance = has_importance(o);
+  return mix;
+}
+
+// The importance entry of a converted tensor: one importance per column, per expert (dims[2]).
+Status attach_importance(const ImportanceFile& importance, TensorPlan& p) {
+  const GgufTensorInfo& t = *p.source;
+  const auto entry = importance.entries.find(t.name);
+  if (entry == importance.entries.end()) {
+    p.missing_importance = true;
+    return {};
+  }
+  const uint64_t experts = t.dims.size() > 2 ? t.dims[2] : 1;
+  if (entry->second.size() == t.dims[0] * experts) {
+    p.importance = entry->second;
+    return {};
+  }
+  // llama-quantize lets this pass for the token embedding only, which no matrix describes well anyway.
+  if (t.name == "token_embd.weight") {
+    p.missing_importance = true;
+    return {};
+  }
+  return fail(
+      "importance matrix {}: '{}' has {} values, but {} needs {} ({} columns x {} experts); is it the "
+      "matrix of another model?",
+      importance.path, t.name, entry->second.size(), t.name, t.dims[0] * experts, t.dims[0], experts);
+}
+
 Result<GgmlType> weight_type(const GgufTensorInfo& t, const ModelTensors& m, const QuantizeOptions& o) {
   const auto spec = m.specs.find(t.name);
   // A tensor the architecture's table does not list gets the base type, where it fits.
-  GgmlType type = spec != m.specs.end() ? tensor_type_for(o.file_type, spec->second, m.config, {o.pure})
+  GgmlType type = spec != m.specs.end() ? tensor_type_for(o.file_type, spec->second, m.config, mix_options(o))
                                         : fallback_for_row_length(o.file_type.default_type, t.dims[0]);
   // As llama-quantize: the output override also takes a tied embedding when the mix applies; the embedding override
   // comes last.
@@ -72,7 +105,9 @@ Result<std::vector<TensorPlan>> plan_quantization(const GgufFile& file, const Qu
   if (!tensors) return tensors.error();
   std::vector<TensorPlan> plan;
   for (const GgufTensorInfo& t : file.tensors()) {
-    TensorPlan p{&t, t.type};
+    TensorPlan p;
+    p.source = &t;
+    p.type = t.type;
     const bool leave = options.leave_output_tensor && t.name == "output.weight";
     if (is_quantizable_weight(t) && !leave) {
       auto type = weight_type(t, *tensors, options);
@@ -82,6 +117,9 @@ Result<std::vector<TensorPlan>> plan_quantization(const GgufFile& file, const Qu
     if (p.convert() && ggml_type_traits(t.type).quantized && !options.allow_requantize) {
       return fail("{}: {} is already {}; quantizing it again loses quality twice (--allow-requantize to do it anyway)",
                   file.source_name(), t.name, ggml_type_name(t.type));
+    }
+    if (p.convert() && has_importance(options)) {
+      if (Status s = attach_importance(*options.importance, p); !s) return s.error();
     }
     plan.push_back(p);
   }

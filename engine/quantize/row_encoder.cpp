@@ -48,10 +48,19 @@ class ParallelRows {
       const uint64_t last = std::min(encoding_.n_rows, first + chunk_rows_);
       for (uint64_t r = first; r < last; ++r) {
         if (Status s = source_(r, row); !s) return record(r, s.error().message);
-        Status s = quantize_row(encoding_.type, row, data_.subspan(r * row_bytes_, row_bytes_));
+        const std::span<std::byte> out = data_.subspan(r * row_bytes_, row_bytes_);
+        Status s = encoding_.importance.empty() ? quantize_row(encoding_.type, row, out)
+                                                : quantize_row_weighted(encoding_.type, row, importance_of(r), out);
         if (!s) return record(r, s.error().message);
       }
     }
+  }
+
+  std::span<const float> importance_of(uint64_t r) const {
+    const uint64_t n = encoding_.row_length;
+    const uint64_t experts = encoding_.importance.size() / n;
+    const uint64_t rows_per_expert = std::max<uint64_t>(1, encoding_.n_rows / experts);
+    return encoding_.importance.subspan(std::min(r / rows_per_expert, experts - 1) * n, n);
   }
 
   void record(uint64_t row, const std::string& message) {
@@ -77,6 +86,12 @@ Status encode_rows(const RowEncoding& encoding, const RowSource& source, std::sp
   if (row_bytes == 0 || data.size() != encoding.n_rows * row_bytes) {
     return fail("tensor '{}': {} bytes for {} rows of {} {} values", encoding.tensor_name, data.size(), encoding.n_rows,
                 encoding.row_length, ggml_type_name(encoding.type));
+  }
+  const uint64_t n = encoding.row_length;
+  if (!encoding.importance.empty() &&
+      (encoding.importance.size() % n != 0 || encoding.n_rows % (encoding.importance.size() / n) != 0)) {
+    return fail("tensor '{}': an importance matrix of {} values does not fit {} rows of {}", encoding.tensor_name,
+                encoding.importance.size(), encoding.n_rows, n);
   }
   if (encoding.n_rows == 0) return {};
   return ParallelRows(encoding, source, data, row_bytes).run();

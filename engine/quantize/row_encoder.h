@@ -17,6 +17,9 @@ struct RowEncoding {
   uint64_t row_length = 0;
   uint64_t n_rows = 0;
   unsigned threads = 1;
+  // [n_experts][row_length] importance matrix (empty: none): row r uses slice r / (n_rows / n_experts), the
+  // rows of one expert of a 3-D tensor sharing theirs.
+  std::span<const float> importance;
 };
 
 // Fills `row` (row_length floats) with the values of row r; called from several threads at once.

@@ -97,7 +97,7 @@ GgmlType attn_v_type(uint32_t ftype, GgmlType type, int layer, const ModelConfig
   return type;
 }
 
-GgmlType ffn_down_type(uint32_t ftype, GgmlType type, int layer, const ModelConfig& c) {
+GgmlType ffn_down_type(uint32_t ftype, GgmlType type, int layer, const ModelConfig& c, bool has_importance) {
   const int n = static_cast<int>(c.n_layers);
   switch (ftype) {
     case kQ2_K:
@@ -111,8 +111,14 @@ GgmlType ffn_down_type(uint32_t ftype, GgmlType type, int layer, const ModelConf
       return use_more_bits(layer, n) ? GgmlType::Q6_K : type;
     case kIQ4_NL:
     case kIQ4_XS:
+      return layer < n / 8 && !has_importance ? GgmlType::Q5_K : type;
     case kQ4_K_S:
       return layer < n / 8 ? GgmlType::Q5_K : type;
+    case kQ4_0:
+    case kQ5_0:
+      // Even with a matrix the first ffn_down layers can go badly in the offset-free formats.
+      if (!has_importance || layer >= n / 8) return type;
+      return ftype == kQ4_0 ? GgmlType::Q4_1 : GgmlType::Q5_1;
     default:
       return type;
   }
@@ -131,7 +137,7 @@ GgmlType attn_output_type(uint32_t ftype, GgmlType type) {
   }
 }
 
-GgmlType mixed_type(const FileType& ft, const TensorSpec& t, const ModelConfig& c) {
+GgmlType mixed_type(const FileType& ft, const TensorSpec& t, const ModelConfig& c, bool has_importance) {
   const GgmlType type = ft.default_type;
   if (t.role == TensorRole::Output || (c.tied_output && t.role == TensorRole::TokenEmbedding)) {
     return output_type(type, t.dims[0]);
@@ -140,7 +146,7 @@ GgmlType mixed_type(const FileType& ft, const TensorSpec& t, const ModelConfig& 
     case TensorRole::AttnV:
       return attn_v_type(ft.llama_ftype, type, t.layer, c);
     case TensorRole::FfnDown:
-      return ffn_down_type(ft.llama_ftype, type, t.layer, c);
+      return ffn_down_type(ft.llama_ftype, type, t.layer, c, has_importance);
     case TensorRole::AttnOutput:
       return attn_output_type(ft.llama_ftype, type);
     default:
@@ -202,7 +208,8 @@ GgmlType tensor_type_for(const FileType& file_type, const TensorSpec& tensor, co
   if (!quantizable) return GgmlType::F32;
   if (!is_quantized(file_type.default_type)) return file_type.default_type;
   const bool apply_mix = file_type.mixed && !options.pure;
-  const GgmlType type = apply_mix ? mixed_type(file_type, tensor, config) : file_type.default_type;
+  const GgmlType type =
+      apply_mix ? mixed_type(file_type, tensor, config, options.has_importance) : file_type.default_type;
   return fallback_for_row_length(type, tensor.dims[0]);
 }
 

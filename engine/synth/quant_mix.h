@@ -33,6 +33,9 @@ struct QuantMixOptions {
   // llama-quantize --pure: every quantizable weight gets the file type's default type (the row-length
   // fallback still applies).
   bool pure = false;
+  // An importance matrix is used (llama.cpp's has_imatrix), which changes ffn_down in the first eighth of the
+  // layers: q4_0 / q5_0 files give it q4_1 / q5_1 (only then), iq4_nl / iq4_xs files no longer need q5_K there.
+  bool has_importance = false;
 };
 
 // The type of one tensor of `config` in a file of type `file_type`. Tensors that llama.cpp never

@@ -76,7 +76,7 @@ GgufWriter::TensorFiller make_filler(const SynthRequest& request, const SynthPla
     }
     const PlannedTensor& tensor = plan.tensors[index];
     const WeightGenerator generator(request.seed, tensor.spec.name, weight_distribution(tensor.spec, request.config));
-    const RowEncoding encoding{tensor.spec.name, tensor.type, tensor.spec.dims[0], rows_of(tensor.spec), threads};
+    const RowEncoding encoding{tensor.spec.name, tensor.type, tensor.spec.dims[0], rows_of(tensor.spec), threads, {}};
     const RowSource source = [&generator](uint64_t r, std::span<float> row) -> Status {
       generator.fill_row(r, row);
       return {};

@@ -8,6 +8,9 @@ namespace infertune::codecs {
 
 using QuantizeFn = void (*)(const float* src, void* dst, int64_t n);
 using DequantizeFn = void (*)(const void* src, float* dst, int64_t n);
+// Importance-weighted encoders: ggml's quantize_TYPE with a non-null importance matrix. n is one whole row
+// (some weight values by the row's mean square) and importance holds the row's n column weights.
+using WeightedQuantizeFn = void (*)(const float* src, void* dst, int64_t n, const float* importance);
 
 // Plain float types.
 void quantize_f32(const float* src, void* dst, int64_t n);
@@ -48,5 +51,18 @@ void quantize_q8_K(const float* src, void* dst, int64_t n);
 void dequantize_q8_K(const void* src, float* dst, int64_t n);
 void quantize_iq4_xs(const float* src, void* dst, int64_t n);
 void dequantize_iq4_xs(const void* src, float* dst, int64_t n);
+
+// Importance-weighted encoders (each beside its type's codecs in kernels/quant/TYPE.cpp).
+void quantize_q4_0_weighted(const float* src, void* dst, int64_t n, const float* importance);
+void quantize_q4_1_weighted(const float* src, void* dst, int64_t n, const float* importance);
+void quantize_q5_0_weighted(const float* src, void* dst, int64_t n, const float* importance);
+void quantize_q5_1_weighted(const float* src, void* dst, int64_t n, const float* importance);
+void quantize_iq4_nl_weighted(const float* src, void* dst, int64_t n, const float* importance);
+void quantize_q2_K_weighted(const float* src, void* dst, int64_t n, const float* importance);
+void quantize_q3_K_weighted(const float* src, void* dst, int64_t n, const float* importance);
+void quantize_q4_K_weighted(const float* src, void* dst, int64_t n, const float* importance);
+void quantize_q5_K_weighted(const float* src, void* dst, int64_t n, const float* importance);
+void quantize_q6_K_weighted(const float* src, void* dst, int64_t n, const float* importance);
+void quantize_iq4_xs_weighted(const float* src, void* dst, int64_t n, const float* importance);
 
 }  // namespace infertune::codecs

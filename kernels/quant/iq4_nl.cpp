@@ -13,10 +13,23 @@ using namespace basic_quant;
 void quantize_iq4_nl(const float* src, void* dst, int64_t n) {
   for (int64_t b = 0; b < n / kBlock; ++b) {
     const float* x = src + b * kBlock;
-    const float d = iq4_fit_block_scale(x);
+    const float d = iq4_fit_block_scale(x, nullptr);
     BlockIq4Nl block;
     block.d = to_half_scale(d);
     iq4_encode_block(x, d != 0.0f ? 1.0f / d : 0.0f, block.qs);  // codes from the unrounded d, as ggml
+    store_block(dst, b, block);
+  }
+}
+
+void quantize_iq4_nl_weighted(const float* src, void* dst, int64_t n, const float* importance) {
+  for (int64_t b = 0; b < n / kBlock; ++b) {
+    const float* x = src + b * kBlock;
+    float weight[kBlock];
+    iq4_importance_weights(x, importance + b * kBlock, kBlock, weight);
+    const float d = iq4_fit_block_scale(x, weight);
+    BlockIq4Nl block;
+    block.d = to_half_scale(d);
+    iq4_encode_block(x, d != 0.0f ? 1.0f / d : 0.0f, block.qs);
     store_block(dst, b, block);
   }
 }

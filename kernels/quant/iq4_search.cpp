@@ -38,14 +38,17 @@ int iq4_nearest_index(float v) {
   return v - kIq4Values[upper - 1] < kIq4Values[upper] - v ? upper - 1 : upper;
 }
 
-float iq4_fit_block_scale(const float* x) {
-  float weight[kBlock];
-  for (int j = 0; j < kBlock; ++j) weight[j] = x[j] * x[j];
+float iq4_fit_block_scale(const float* x, const float* weight) {
+  float squares[kBlock];
+  if (!weight) {
+    for (int j = 0; j < kBlock; ++j) squares[j] = x[j] * x[j];
+    weight = squares;
+  }
   const float max = signed_absmax(x, kBlock);
   if (!(std::fabs(max) >= kGroupMaxEps)) return 0.0f;
 
   const Fit first = fit_codes(x, weight, 1.0f / (-max / kIq4Values[0]));
-  float scale = first.sumqx / first.sumq2;
+  float scale = first.sumq2 > 0 ? first.sumqx / first.sumq2 : 0.0f;
   float best = scale * first.sumqx;
   for (int t = -7; t <= 7; ++t) {
     const Fit fit = fit_codes(x, weight, static_cast<float>(t + kIq4Values[0]) / max);
@@ -55,6 +58,13 @@ float iq4_fit_block_scale(const float* x) {
     }
   }
   return scale;
+}
+
+void iq4_importance_weights(const float* x, const float* importance, int n, float* weight) {
+  float sigma2 = 0;
+  for (int j = 0; j < n; ++j) sigma2 += x[j] * x[j];
+  sigma2 *= 2.f / static_cast<float>(n);
+  for (int j = 0; j < n; ++j) weight[j] = importance[j] * std::sqrt(sigma2 + x[j] * x[j]);
 }
 
 void iq4_encode_block(const float* x, float inv_scale, uint8_t* qs) {

@@ -23,12 +23,15 @@ int sub_block_scale(const BlockIq4Xs& block, int ib) {
   return low | (high << 4);
 }
 
-//   x: [256]
-BlockIq4Xs encode_super_block(const float* x) {
+// importance: the row's column weights for these 256 values, or null.
+//   x, importance: [256]
+BlockIq4Xs encode_super_block(const float* x, const float* importance) {
+  float weights[kSuperBlock];
+  if (importance) iq4_importance_weights(x, importance, kSuperBlock, weights);
   float scales[kSubBlocks];
   float max_scale = 0.0f;  // the sub-block scale of largest magnitude, with its sign (first on ties)
   for (int ib = 0; ib < kSubBlocks; ++ib) {
-    scales[ib] = iq4_fit_block_scale(x + ib * kBlock);
+    scales[ib] = iq4_fit_block_scale(x + ib * kBlock, importance ? weights + ib * kBlock : nullptr);
     if (std::fabs(scales[ib]) > std::fabs(max_scale)) max_scale = scales[ib];
   }
   // Negative so that the largest scale becomes code -32 (ls = 0), the end with one more step.
@@ -51,7 +54,13 @@ BlockIq4Xs encode_super_block(const float* x) {
 }  // namespace
 
 void quantize_iq4_xs(const float* src, void* dst, int64_t n) {
-  for (int64_t b = 0; b < n / kSuperBlock; ++b) store_block(dst, b, encode_super_block(src + b * kSuperBlock));
+  for (int64_t b = 0; b < n / kSuperBlock; ++b) store_block(dst, b, encode_super_block(src + b * kSuperBlock, nullptr));
+}
+
+void quantize_iq4_xs_weighted(const float* src, void* dst, int64_t n, const float* importance) {
+  for (int64_t b = 0; b < n / kSuperBlock; ++b) {
+    store_block(dst, b, encode_super_block(src + b * kSuperBlock, importance + b * kSuperBlock));
+  }
 }
 
 void dequantize_iq4_xs(const void* src, float* dst, int64_t n) {

@@ -169,8 +169,8 @@ void fit_scale_min_lanes(int count, int n, int nmax, const float* x, const float
 
 struct SymmetricLanes {
   F8 x[kMaxGroup];
-  F8 w[kMaxGroup];   // x^2
-  F8 wx[kMaxGroup];  // x^2 * x
+  F8 w[kMaxGroup];   // the importance weight, or x^2
+  F8 wx[kMaxGroup];  // w * x (ggml's w*x[i]*l groups the same way)
   F8 max;            // the value of largest magnitude (first one on ties)
   F8 best_codes[kMaxGroup];
   F8 scale, best;
@@ -188,13 +188,17 @@ void symmetric_candidate(int n, int nmax, const SymmetricLanes& f, const F8& isc
   }
 }
 
-void fit_symmetric_lanes(int count, int n, int nmax, const float* x, int8_t* L, float* scales) {
+void fit_symmetric_lanes(int count, int n, int nmax, const float* x, const float* weights, int8_t* L, float* scales) {
   SymmetricLanes f{};
   F8 amax{};
   f.max = F8{};
   for (int i = 0; i < n; ++i) {
     for (int s = 0; s < kLanes; ++s) f.x[i].set(s, s < count ? x[s * n + i] : 0.f);
-    f.w[i] = f.x[i] * f.x[i];
+    if (weights) {
+      for (int s = 0; s < kLanes; ++s) f.w[i].set(s, s < count ? weights[s * n + i] : 0.f);
+    } else {
+      f.w[i] = f.x[i] * f.x[i];
+    }
     f.wx[i] = f.w[i] * f.x[i];
     const F8 ax = magnitude(f.x[i]);
     const M8 larger = amax < ax;
@@ -240,10 +244,11 @@ void fit_scale_min_groups(int groups, int n, int nmax, const float* x, const flo
   }
 }
 
-void fit_symmetric_scale_groups(int groups, int n, int nmax, const float* x, int8_t* L, float* scales) {
+void fit_symmetric_scale_groups(int groups, int n, int nmax, const float* x, const float* weights, int8_t* L,
+                                float* scales) {
   for (int g = 0; g < groups; g += kLanes) {
     const int count = std::min(kLanes, groups - g);
-    fit_symmetric_lanes(count, n, nmax, x + g * n, L + g * n, scales + g);
+    fit_symmetric_lanes(count, n, nmax, x + g * n, weights ? weights + g * n : nullptr, L + g * n, scales + g);
   }
 }
 
@@ -339,8 +344,12 @@ void encode_scale_min_superblock(const float* x, int nmax, const ScaleMinSearch&
   out->d = to_half_scale(max_scale / 63.f);
   out->dmin = to_half_scale(max_min / 63.f);
 
-  // Final codes against the scales as they will be decoded. A sub-block whose scale rounded to 0 keeps
-  // the codes of its fit (they decode to -min either way).
+  requantize_scale_min_codes(x, nmax, out);
+}
+
+void requantize_scale_min_codes(const float* x, int nmax, ScaleMinCodes* out) {
+  constexpr int kSub = 32;
+  constexpr int kGroups = 8;
   const float d_all = f16_to_f32(out->d);
   const float dmin_all = f16_to_f32(out->dmin);
   for (int j = 0; j < kGroups; ++j) {

@@ -42,6 +42,11 @@ struct ScaleMinSearch {
   bool use_mad;  // minimise the weighted absolute error instead of the weighted squared error
 };
 
+// The search of ggml's make_qkx3_quants, which the importance-weighted encoders use (Q4_1, Q5_1, Q2_K,
+// Q4_K, Q5_K): 37 candidate scales from nmax - 0.9 to nmax + 0.9, squared error. Given explicit weights,
+// make_qkx3_quants computes exactly what make_qkx2_quants does, so fit_scale_min_groups serves both.
+inline constexpr ScaleMinSearch kWeightedScaleMinSearch{-0.9f, 0.05f, 36, false};
+
 // ggml's make_qkx2_quants, for `groups` independent groups of n values at once (they run side by side in
 // SIMD lanes; each group gets exactly ggml's sequential result). Fits x[i] ~ scale * L[i] - min with L[i]
 // in [0, nmax] and min >= 0 (the offset only ever lowers values), by weighted least squares over the
@@ -50,12 +55,13 @@ struct ScaleMinSearch {
 void fit_scale_min_groups(int groups, int n, int nmax, const float* x, const float* weights, uint8_t* L, float* scales,
                           float* mins, const ScaleMinSearch& search);
 
-// ggml's make_qx_quants with rmse_type 1 and no importance weights, for `groups` independent groups of n
-// values at once (side by side in SIMD lanes, each with exactly ggml's result): a symmetric fit
-// x[i] ~ scale * l with l in [-nmax, nmax - 1], weighted by x[i]^2, trying 18 scales around nmax / max|x|.
-// Writes L[i] = l + nmax and the scales (0 for an all-zero group). n <= 32.
-//   x, L: [groups][n]   scales: [groups]
-void fit_symmetric_scale_groups(int groups, int n, int nmax, const float* x, int8_t* L, float* scales);
+// ggml's make_qx_quants with rmse_type 1, for `groups` independent groups of n values at once (side by side
+// in SIMD lanes, each with exactly ggml's result): a symmetric fit x[i] ~ scale * l with l in
+// [-nmax, nmax - 1], weighted by `weights` (an importance matrix's) or, when null, by x[i]^2, trying 18
+// scales around nmax / max|x|. Writes L[i] = l + nmax and the scales (0 for an all-zero group). n <= 32.
+//   x, weights, L: [groups][n]   scales: [groups]
+void fit_symmetric_scale_groups(int groups, int n, int nmax, const float* x, const float* weights, int8_t* L,
+                                float* scales);
 
 // ggml's make_q3_quants with do_rmse: starts like fit_symmetric_scale_groups from iscale = -nmax / max, then up to
 // five passes that move single codes while the x^2-weighted fit improves. Writes L[i] = l + nmax and
@@ -108,5 +114,17 @@ struct ScaleMinCodes {
   uint8_t L[256];
 };
 void encode_scale_min_superblock(const float* x, int nmax, const ScaleMinSearch& search, ScaleMinCodes* out);
+
+// The same with an importance matrix (ggml's quantize_row_q{4,5}_K_impl): weights importance[i] *
+// sqrt(sigma2 + x[i]^2) with sigma2 = twice the super-block's mean square, the make_qkx3_quants search, and
+// the 8 scales and mins quantized to 6 bits by weighted fits of their own (weighted::fit_positive_scale,
+// each sub-block weighted by its summed weights) instead of from their maxima.
+//   x, importance: [256]
+void encode_scale_min_superblock_weighted(const float* x, const float* importance, int nmax, ScaleMinCodes* out);
+
+// The final step of both: L[i] in [0, nmax] recomputed from the stored (rounded) d, dmin and 6-bit scales.
+// A sub-block whose scale rounded to 0 keeps the codes of its fit (they decode to -min either way).
+//   x: [256]
+void requantize_scale_min_codes(const float* x, int nmax, ScaleMinCodes* out);
 
 }  // namespace infertune::kquant

@@ -7,6 +7,7 @@
 #include "kernels/quant/blocks_k.h"
 #include "kernels/quant/codecs.h"
 #include "kernels/quant/kquant_search.h"
+#include "kernels/quant/weighted_fit.h"
 
 namespace infertune::codecs {
 namespace {
@@ -29,6 +30,8 @@ void pack_2bit(const uint8_t* L, uint8_t* qs) {
     }
   }
 }
+
+void finish_block(const float* x, uint8_t* L, BlockQ2K* y_out);
 
 BlockQ2K encode_block(const float* x) {
   BlockQ2K y;
@@ -64,7 +67,15 @@ BlockQ2K encode_block(const float* x) {
     y.dmin = f32_to_f16(0.f);
   }
 
-  // Final codes against the stored scales; a sub-block whose scale rounded to 0 keeps its fitted codes.
+  finish_block(x, L, &y);
+  return y;
+}
+
+// Final codes against the stored scales (a sub-block whose scale rounded to 0 keeps its fitted codes),
+// packed into y.
+//   x, L: [256]
+void finish_block(const float* x, uint8_t* L, BlockQ2K* y_out) {
+  BlockQ2K& y = *y_out;
   const float d_all = f16_to_f32(y.d);
   const float dmin_all = f16_to_f32(y.dmin);
   for (int j = 0; j < kSuperBlock / kSub; ++j) {
@@ -77,6 +88,33 @@ BlockQ2K encode_block(const float* x) {
     }
   }
   pack_2bit(L, y.qs);
+}
+
+// With an importance matrix (ggml's quantize_row_q2_K_impl): weights importance[i] * sqrt(sigma2 + x[i]^2)
+// with sigma2 the super-block's mean square, the make_qkx3_quants search per sub-block, and the 16 scales
+// and mins quantized to 4 bits by weighted fits of their own (each sub-block weighted by its summed weights).
+//   x, importance: [256]
+BlockQ2K encode_block_weighted(const float* x, const float* importance) {
+  const float sigma2 = weighted::sum_squares(x, kSuperBlock) / kSuperBlock;
+  float weights[kSuperBlock];
+  weighted::value_weights(importance, x, sigma2, kSuperBlock, weights);
+  float sub_weights[kSuperBlock / kSub];
+  for (int j = 0; j < kSuperBlock / kSub; ++j) sub_weights[j] = weighted::sum_of(weights + kSub * j, kSub);
+
+  uint8_t L[kSuperBlock];
+  float scales[kSuperBlock / kSub];
+  float mins[kSuperBlock / kSub];
+  kquant::fit_scale_min_groups(kSuperBlock / kSub, kSub, 3, x, weights, L, scales, mins,
+                               kquant::kWeightedScaleMinSearch);
+  uint8_t q_scales[kSuperBlock / kSub];
+  uint8_t q_mins[kSuperBlock / kSub];
+  const float d = weighted::fit_positive_scale(kSuperBlock / kSub, 15, scales, sub_weights, q_scales);
+  const float dmin = weighted::fit_positive_scale(kSuperBlock / kSub, 15, mins, sub_weights, q_mins);
+  BlockQ2K y;
+  y.d = kquant::to_half_scale(d);
+  y.dmin = kquant::to_half_scale(dmin);
+  for (int j = 0; j < kSuperBlock / kSub; ++j) y.scales[j] = static_cast<uint8_t>(q_scales[j] | (q_mins[j] << 4));
+  finish_block(x, L, &y);
   return y;
 }
 
@@ -84,6 +122,12 @@ BlockQ2K encode_block(const float* x) {
 
 void quantize_q2_K(const float* src, void* dst, int64_t n) {
   for (int64_t b = 0; b < n / kSuperBlock; ++b) kquant::store_block(dst, b, encode_block(src + b * kSuperBlock));
+}
+
+void quantize_q2_K_weighted(const float* src, void* dst, int64_t n, const float* importance) {
+  for (int64_t b = 0; b < n / kSuperBlock; ++b) {
+    kquant::store_block(dst, b, encode_block_weighted(src + b * kSuperBlock, importance + b * kSuperBlock));
+  }
 }
 
 void dequantize_q2_K(const void* src, float* dst, int64_t n) {

@@ -7,6 +7,7 @@
 #include "kernels/quant/blocks_k.h"
 #include "kernels/quant/codecs.h"
 #include "kernels/quant/kquant_search.h"
+#include "kernels/quant/weighted_fit.h"
 
 namespace infertune::codecs {
 namespace {
@@ -33,6 +34,8 @@ int get_scale6(const uint8_t* packed, int j) {
   const int high = (packed[8 + j % 4] >> (2 * (j / 4))) & 3;
   return (low | (high << 4)) - 32;
 }
+
+void finish_block(const float* x, int8_t* L, BlockQ3K* y_out);
 
 BlockQ3K encode_block(const float* x) {
   BlockQ3K y;
@@ -61,7 +64,14 @@ BlockQ3K encode_block(const float* x) {
     y.d = f32_to_f16(0.f);
   }
 
-  // Final codes against the stored scales; a sub-block whose scale is 0 keeps its fitted codes.
+  finish_block(x, L, &y);
+  return y;
+}
+
+// Final codes against the stored scales (a sub-block whose scale is 0 keeps its fitted codes), packed into y.
+//   x, L: [256]
+void finish_block(const float* x, int8_t* L, BlockQ3K* y_out) {
+  BlockQ3K& y = *y_out;
   const float d_all = f16_to_f32(y.d);
   for (int j = 0; j < kSuperBlock / kSub; ++j) {
     const float d = d_all * get_scale6(y.scales, j);
@@ -86,6 +96,31 @@ BlockQ3K encode_block(const float* x) {
       y.qs[32 * half + l] = static_cast<uint8_t>(Lh[l] | (Lh[l + 32] << 2) | (Lh[l + 64] << 4) | (Lh[l + 96] << 6));
     }
   }
+}
+
+// With an importance matrix (ggml's quantize_row_q3_K_impl): weights importance[i] * sqrt(sigma2 + x[i]^2)
+// with sigma2 twice the super-block's mean square, a weighted symmetric fit per sub-block, and the 16
+// scales quantized to 6 bits by a weighted symmetric fit of their own (each weighted by its sub-block's
+// summed weights).
+//   x, importance: [256]
+BlockQ3K encode_block_weighted(const float* x, const float* importance) {
+  const float sigma2 = 2 * weighted::sum_squares(x, kSuperBlock) / kSuperBlock;
+  float weights[kSuperBlock];
+  weighted::value_weights(importance, x, sigma2, kSuperBlock, weights);
+  float sub_weights[kSuperBlock / kSub];
+  for (int j = 0; j < kSuperBlock / kSub; ++j) sub_weights[j] = weighted::sum_of(weights + kSub * j, kSub);
+
+  int8_t L[kSuperBlock];
+  float scales[kSuperBlock / kSub];
+  kquant::fit_symmetric_scale_groups(kSuperBlock / kSub, kSub, 4, x, weights, L, scales);
+  int8_t q_scales[kSuperBlock / kSub];  // biased by 32: 0..63
+  float d = 0;
+  kquant::fit_symmetric_scale_groups(1, kSuperBlock / kSub, 32, scales, sub_weights, q_scales, &d);
+  BlockQ3K y;
+  std::memset(y.scales, 0, sizeof y.scales);
+  for (int j = 0; j < kSuperBlock / kSub; ++j) set_scale6(y.scales, j, q_scales[j]);
+  y.d = kquant::to_half_scale(d);
+  finish_block(x, L, &y);
   return y;
 }
 
@@ -93,6 +128,12 @@ BlockQ3K encode_block(const float* x) {
 
 void quantize_q3_K(const float* src, void* dst, int64_t n) {
   for (int64_t b = 0; b < n / kSuperBlock; ++b) kquant::store_block(dst, b, encode_block(src + b * kSuperBlock));
+}
+
+void quantize_q3_K_weighted(const float* src, void* dst, int64_t n, const float* importance) {
+  for (int64_t b = 0; b < n / kSuperBlock; ++b) {
+    kquant::store_block(dst, b, encode_block_weighted(src + b * kSuperBlock, importance + b * kSuperBlock));
+  }
 }
 
 void dequantize_q3_K(const void* src, float* dst, int64_t n) {

@@ -4,6 +4,8 @@
 #include "kernels/quant/blocks_basic.h"
 #include "kernels/quant/codecs.h"
 #include "kernels/quant/encode_basic.h"
+#include "kernels/quant/kquant_search.h"
+#include "kernels/quant/weighted_fit.h"
 
 namespace infertune::codecs {
 
@@ -21,6 +23,22 @@ void quantize_q4_0(const float* src, void* dst, int64_t n) {
     pack_nibbles(codes, block.qs);
     store_block(dst, b, block);
   }
+}
+
+// With an importance matrix (ggml's quantize_row_q4_0_impl): each block's scale is the weighted
+// least-squares fit over 19 candidate scales (codes -8..7), weights from the row's mean square.
+void quantize_q4_0_weighted(const float* src, void* dst, int64_t n, const float* importance) {
+  weighted::for_weighted_block_runs(src, importance, n, [&](int64_t first, int count, const float* weights) {
+    int8_t L[8 * kBlock];
+    float scales[8];
+    kquant::fit_symmetric_scale_groups(count, kBlock, 8, src + first * kBlock, weights, L, scales);
+    for (int k = 0; k < count; ++k) {
+      BlockQ4_0 block;
+      block.d = to_half_scale(scales[k]);
+      pack_nibbles(reinterpret_cast<const uint8_t*>(L + k * kBlock), block.qs);  // codes are 0..15
+      store_block(dst, first + k, block);
+    }
+  });
 }
 
 void dequantize_q4_0(const void* src, float* dst, int64_t n) {

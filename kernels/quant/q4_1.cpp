@@ -4,6 +4,8 @@
 #include "kernels/quant/blocks_basic.h"
 #include "kernels/quant/codecs.h"
 #include "kernels/quant/encode_basic.h"
+#include "kernels/quant/kquant_search.h"
+#include "kernels/quant/weighted_fit.h"
 
 namespace infertune::codecs {
 
@@ -25,6 +27,25 @@ void quantize_q4_1(const float* src, void* dst, int64_t n) {
     pack_nibbles(codes, block.qs);
     store_block(dst, b, block);
   }
+}
+
+// With an importance matrix (ggml's quantize_row_q4_1_impl): each block's step and offset are the weighted
+// least-squares fit over 37 candidate scales (ggml's make_qkx3_quants), weights from the row's mean square.
+void quantize_q4_1_weighted(const float* src, void* dst, int64_t n, const float* importance) {
+  weighted::for_weighted_block_runs(src, importance, n, [&](int64_t first, int count, const float* weights) {
+    uint8_t L[8 * kBlock];
+    float scales[8];
+    float mins[8];
+    kquant::fit_scale_min_groups(count, kBlock, 15, src + first * kBlock, weights, L, scales, mins,
+                                 kquant::kWeightedScaleMinSearch);
+    for (int k = 0; k < count; ++k) {
+      BlockQ4_1 block;
+      block.d = to_half_scale(scales[k]);
+      block.m = to_half_scale(-mins[k]);
+      pack_nibbles(L + k * kBlock, block.qs);
+      store_block(dst, first + k, block);
+    }
+  });
 }
 
 void dequantize_q4_1(const void* src, float* dst, int64_t n) {

@@ -3,6 +3,8 @@
 #include "kernels/quant/blocks_basic.h"
 #include "kernels/quant/codecs.h"
 #include "kernels/quant/encode_basic.h"
+#include "kernels/quant/kquant_search.h"
+#include "kernels/quant/weighted_fit.h"
 
 namespace infertune::codecs {
 
@@ -20,6 +22,21 @@ void quantize_q5_0(const float* src, void* dst, int64_t n) {
     pack_5bit_codes(codes, block.qs, block.qh);
     store_block(dst, b, block);
   }
+}
+
+// With an importance matrix (ggml's quantize_row_q5_0_impl): as Q4_0's, with codes -16..15.
+void quantize_q5_0_weighted(const float* src, void* dst, int64_t n, const float* importance) {
+  weighted::for_weighted_block_runs(src, importance, n, [&](int64_t first, int count, const float* weights) {
+    int8_t L[8 * kBlock];
+    float scales[8];
+    kquant::fit_symmetric_scale_groups(count, kBlock, 16, src + first * kBlock, weights, L, scales);
+    for (int k = 0; k < count; ++k) {
+      BlockQ5_0 block;
+      block.d = to_half_scale(scales[k]);
+      pack_5bit_codes(reinterpret_cast<const uint8_t*>(L + k * kBlock), block.qs, block.qh);  // codes are 0..31
+      store_block(dst, first + k, block);
+    }
+  });
 }
 
 void dequantize_q5_0(const void* src, float* dst, int64_t n) {

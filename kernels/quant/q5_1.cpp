@@ -3,6 +3,8 @@
 #include "kernels/quant/blocks_basic.h"
 #include "kernels/quant/codecs.h"
 #include "kernels/quant/encode_basic.h"
+#include "kernels/quant/kquant_search.h"
+#include "kernels/quant/weighted_fit.h"
 
 namespace infertune::codecs {
 
@@ -24,6 +26,24 @@ void quantize_q5_1(const float* src, void* dst, int64_t n) {
     pack_5bit_codes(codes, block.qs, block.qh);
     store_block(dst, b, block);
   }
+}
+
+// With an importance matrix (ggml's quantize_row_q5_1_impl): as Q4_1's, with codes 0..31.
+void quantize_q5_1_weighted(const float* src, void* dst, int64_t n, const float* importance) {
+  weighted::for_weighted_block_runs(src, importance, n, [&](int64_t first, int count, const float* weights) {
+    uint8_t L[8 * kBlock];
+    float scales[8];
+    float mins[8];
+    kquant::fit_scale_min_groups(count, kBlock, 31, src + first * kBlock, weights, L, scales, mins,
+                                 kquant::kWeightedScaleMinSearch);
+    for (int k = 0; k < count; ++k) {
+      BlockQ5_1 block;
+      block.d = to_half_scale(scales[k]);
+      block.m = to_half_scale(-mins[k]);
+      pack_5bit_codes(L + k * kBlock, block.qs, block.qh);
+      store_block(dst, first + k, block);
+    }
+  });
 }
 
 void dequantize_q5_1(const void* src, float* dst, int64_t n) {

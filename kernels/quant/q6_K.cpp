@@ -33,13 +33,15 @@ void pack_6bit(const int8_t* L, BlockQ6K* y) {
   }
 }
 
-BlockQ6K encode_block(const float* x) {
+// importance: the row's column weights for these 256 values, or null. ggml hands them to the scale fit
+// as they are (no sigma2 term, unlike the other K-quants).
+BlockQ6K encode_block(const float* x, const float* importance) {
   BlockQ6K y;
   int8_t L[kSuperBlock];
   float scales[kSuperBlock / kSub];
   float max_scale = 0;  // the scale of largest magnitude, with its sign
   float max_abs_scale = 0;
-  kquant::fit_symmetric_scale_groups(kSuperBlock / kSub, kSub, 32, x, L, scales);
+  kquant::fit_symmetric_scale_groups(kSuperBlock / kSub, kSub, 32, x, importance, L, scales);
   for (int j = 0; j < kSuperBlock / kSub; ++j) {
     const float abs_scale = std::fabs(scales[j]);
     if (abs_scale > max_abs_scale) {
@@ -75,7 +77,15 @@ BlockQ6K encode_block(const float* x) {
 }  // namespace
 
 void quantize_q6_K(const float* src, void* dst, int64_t n) {
-  for (int64_t b = 0; b < n / kSuperBlock; ++b) kquant::store_block(dst, b, encode_block(src + b * kSuperBlock));
+  for (int64_t b = 0; b < n / kSuperBlock; ++b) {
+    kquant::store_block(dst, b, encode_block(src + b * kSuperBlock, nullptr));
+  }
+}
+
+void quantize_q6_K_weighted(const float* src, void* dst, int64_t n, const float* importance) {
+  for (int64_t b = 0; b < n / kSuperBlock; ++b) {
+    kquant::store_block(dst, b, encode_block(src + b * kSuperBlock, importance + b * kSuperBlock));
+  }
 }
 
 void dequantize_q6_K(const void* src, float* dst, int64_t n) {

@@ -122,9 +122,11 @@ TEST(QuantMix, PureGivesEveryWeightTheBaseType) {
   auto model = resolve_synth_model(std::nullopt, std::string("tiny"), {});
   ASSERT_TRUE(model.ok());
   const FileType q2 = *file_type_from_name("q2_k");
+  QuantMixOptions pure;
+  pure.pure = true;
   for (const TensorSpec& spec : expected_tensors(model->config)) {
     const GgmlType expected = spec.dims.size() == 1 ? GgmlType::F32 : GgmlType::Q2_K;
-    EXPECT_EQ(tensor_type_for(q2, spec, model->config, {.pure = true}), expected) << spec.name;
+    EXPECT_EQ(tensor_type_for(q2, spec, model->config, pure), expected) << spec.name;
   }
   // Without --pure, q2_k is a mix: attn_v q4_K (GQA 4), ffn_down and attn_output q3_K, output q6_K.
   const auto specs = expected_tensors(model->config);

@@ -199,7 +199,7 @@ TEST(KQuantSearch, SymmetricGroupsMatchScalarReference) {
       for (int g = 0; g < groups; ++g) fill_group(rng, trial + 2 * g, &x[g * 16], 16);
       std::vector<int8_t> L(x.size());
       std::vector<float> scales(groups);
-      kquant::fit_symmetric_scale_groups(groups, 16, 32, x.data(), L.data(), scales.data());
+      kquant::fit_symmetric_scale_groups(groups, 16, 32, x.data(), nullptr, L.data(), scales.data());
       for (int g = 0; g < groups; ++g) {
         int8_t ref_L[16];
         const float ref = ref_symmetric(16, 32, &x[g * 16], ref_L);
