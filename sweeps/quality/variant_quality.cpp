@@ -214,7 +214,8 @@ Result<QualityResult> measure_variant_quality(const std::string& base, const std
                                               const std::string& variant, const QualityMethod& method,
                                               const fs::path& cache_dir, const QualityLogFn& log) {
   QualityResult result;
-  const fs::path figures_path = fmt::format("{}.quality-{}.json", variant, method_tag(method));
+  const fs::path figures_path =
+      cache_dir / fmt::format("{}.quality-{}.json", fs::path(variant).filename().string(), method_tag(method));
   if (auto cached = read_figures(figures_path, method)) {
     result.figures = *cached;
     result.from_cache = true;
@@ -224,6 +225,8 @@ Result<QualityResult> measure_variant_quality(const std::string& base, const std
   const fs::path logprobs = cache_dir / fmt::format("{}-{}.{}.logprobs", fs::path(base).stem().string(),
                                                     base_content_hash, method_tag(method));
   std::error_code ec;
+  fs::create_directories(cache_dir, ec);
+  if (ec) return fail("quality cache '{}': {}", cache_dir.string(), ec.message());
   result.base_from_cache = fs::exists(logprobs, ec);
   if (!result.base_from_cache) {
     if (log)

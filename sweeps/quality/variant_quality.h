@@ -4,7 +4,7 @@
 // with the machine (the built-in corpus), over a small fixed number of chunks so that it stays cheap next to
 // the trials. The base's log-probabilities are computed once and cached beside the variants
 // (<base stem>-<content hash>.<corpus>-c<N>x<K>.logprobs, logprob_file.h's layout); each variant's figures
-// are cached beside it (<variant>.quality-<corpus>-c<N>x<K>.json). Both are written under a temporary name and
+// are cached there too (<variant file name>.quality-<corpus>-c<N>x<K>.json). Both are written under a temporary name and
 // renamed into place, as the variants are, so a crash never leaves a partial file that a later sweep trusts.
 #include <cstdint>
 #include <filesystem>
