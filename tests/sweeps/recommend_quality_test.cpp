@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "recommend_test_data.h"
+#include "quality_test_data.h"
 #include "sweeps/recommend/candidates.h"
 #include "sweeps/recommend/recommend.h"
 #include "test_support.h"
@@ -13,77 +13,8 @@
 namespace infertune {
 namespace {
 
-nlohmann::json variant_config(const std::string& quant) {
-  nlohmann::json c = test::trial_config(2, 1, test::batched_workload(1));
-  c["model"] = "/m/base.gguf";
-  c["quant"] = quant;
-  return c;
-}
-
-// A sweep over two variants of one base: q4_0 is faster (120 tokens/s against 100) and worse (+4% perplexity,
-// mean KLD 0.03 against +0.5%, 0.002).
-struct QualitySweep {
-  std::filesystem::path path;
-  int64_t sweep = 0;
-  int64_t q8 = 0, q4 = 0, base = 0;
-};
-
-QualitySweep make_sweep(bool synthetic) {
-  QualitySweep s;
-  s.path = test::temp_dir() / "r.db";
-  ResultsStore store = test::store_with_sweep(s.path, s.sweep);
-  const auto model = [&](const std::string& hash, const std::string& path) {
-    ModelRecord m;
-    m.content_hash = hash;
-    m.path = path;
-    m.arch = "llama";
-    m.file_bytes = 1000;
-    return *store.upsert_model(m);
-  };
-  s.base = model("base", "/m/base.gguf");
-  s.q8 = model("q8", "/cache/base-q8_0.gguf");
-  s.q4 = model("q4", "/cache/base-q4_0.gguf");
-  const auto trial = [&](const std::string& quant, int64_t model_id, double tps) {
-    TrialRecord t;
-    t.sweep_id = s.sweep;
-    const nlohmann::json config = variant_config(quant);
-    t.config_json = config.dump();
-    t.config_hash = config_hash(config);
-    t.model_id = model_id;
-    t.peak_rss_bytes = 1000;
-    for (const auto& [metric, values] : test::batched_metrics(tps, 50, 10)) {
-      for (size_t i = 0; i < values.size(); ++i) t.samples.push_back({metric, int64_t(i), values[i], false});
-    }
-    EXPECT_TRUE(store.record_trial(t));
-  };
-  trial("q8_0", s.q8, 100);
-  trial("q4_0", s.q4, 120);
-  const auto quality = [&](const std::string& quant, int64_t model_id, double ppl, double kld) {
-    VariantQualityRecord q;
-    q.sweep_id = s.sweep;
-    q.model_id = model_id;
-    q.quant = quant;
-    if (synthetic) {
-      q.status = QualityStatus::not_meaningful;
-      q.reason = "the base model /m/base.gguf is synthetic (written by infertune synth: random weights)";
-    } else {
-      q.base_model_id = s.base;
-      q.corpus = "python-tutorial";
-      q.n_ctx = 512;
-      q.n_chunks = 4;
-      q.positions = 1020;
-      q.ppl = ppl;
-      q.ppl_error = 0.1;
-      q.base_ppl = 10.0;
-      q.kld_mean = kld;
-      q.same_top = 0.95;
-    }
-    EXPECT_TRUE(store.record_variant_quality(q));
-  };
-  quality("q8_0", s.q8, 10.05, 0.002);
-  quality("q4_0", s.q4, 10.4, 0.03);
-  return s;
-}
+using test::make_quality_sweep;
+using test::QualitySweep;
 
 const Candidate* candidate_of(const RecommendationReport& r, const std::string& quant) {
   for (const Candidate& c : r.candidates)
@@ -108,7 +39,7 @@ RecommendationReport recommend(const QualitySweep& s, RecommendOptions options) 
 }
 
 TEST(RecommendQuality, WithoutABudgetEveryCandidateShowsItsFigures) {
-  const QualitySweep s = make_sweep(false);
+  const QualitySweep s = make_quality_sweep(false);
   const RecommendationReport r = recommend(s, {});
   ASSERT_EQ(r.candidates.size(), 2u);
   EXPECT_TRUE(r.has_quality());
@@ -135,7 +66,7 @@ TEST(RecommendQuality, WithoutABudgetEveryCandidateShowsItsFigures) {
 }
 
 TEST(RecommendQuality, MaxQualityLossDropsTheVariantBeyondItAndKeepsTheOneWithin) {
-  const QualitySweep s = make_sweep(false);
+  const QualitySweep s = make_quality_sweep(false);
   RecommendOptions options;
   options.max_quality_loss_pct = 1.0;
   const RecommendationReport r = recommend(s, options);
@@ -154,7 +85,7 @@ TEST(RecommendQuality, MaxQualityLossDropsTheVariantBeyondItAndKeepsTheOneWithin
 }
 
 TEST(RecommendQuality, MaxKldDropsTheVariantBeyondIt) {
-  const QualitySweep s = make_sweep(false);
+  const QualitySweep s = make_quality_sweep(false);
   RecommendOptions options;
   options.max_kld = 0.01;
   const RecommendationReport r = recommend(s, options);
@@ -166,7 +97,7 @@ TEST(RecommendQuality, MaxKldDropsTheVariantBeyondIt) {
 }
 
 TEST(RecommendQuality, ASyntheticBaseIsNotJudgedAndTheReportSaysWhy) {
-  const QualitySweep s = make_sweep(true);
+  const QualitySweep s = make_quality_sweep(true);
   RecommendOptions options;
   options.max_quality_loss_pct = 1.0;
   const RecommendationReport r = recommend(s, options);
@@ -184,7 +115,7 @@ TEST(RecommendQuality, ASyntheticBaseIsNotJudgedAndTheReportSaysWhy) {
 }
 
 TEST(RecommendQuality, CommandLineTakesTheBudgets) {
-  const QualitySweep s = make_sweep(false);
+  const QualitySweep s = make_quality_sweep(false);
   const std::string db = s.path.string();
   auto r = test::run_command(test::infertune_binary() + " recommend --db " + db + " --max-quality-loss 1% 2>&1");
   EXPECT_EQ(r.exit_code, 0) << r.output;
