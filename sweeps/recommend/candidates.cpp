@@ -178,7 +178,8 @@ std::string unjudged_reason(const Candidate& c) {
   if (!c.quality) {
     return config_text(c.config, "quant").empty()
                ? "a model file used as given has no base to be compared with"
-               : "no quality figures were recorded for this variant (a sweep run with --no-quality, or an older store)";
+               : "none were recorded for these variants (a sweep run with --no-quality, or one from before quality "
+                 "figures)";
   }
   if (c.quality->status == QualityStatus::measured && c.quality->ppl_increase_pct() && c.quality->kld_mean) return "";
   return c.quality->reason.empty() ? std::string("no quality figures") : c.quality->reason;
