@@ -96,6 +96,7 @@ Status write_base_logprobs(const std::string& base, const QualityMethod& method,
   auto scores = score_chunks(*scorer->placed.context, std::span<const int32_t>(tokens).first(needed),
                              chunk_params(*scorer, method.n_ctx, method.n_chunks), {}, on_logits);
   if (!scores) {
+    fs::remove(part.string() + ".tmp", ec);  // LogprobWriter's own temporary name
     fs::remove(part, ec);
     return fail("scoring the base '{}': {}", base, scores.error().message);
   }
