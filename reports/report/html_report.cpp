@@ -82,10 +82,9 @@ std::string host_card(const ReportSweep& s) {
   sweep += definition("started", s.sweep.started_at);
   sweep += definition("finished", s.sweep.finished_at);
   sweep += definition("trials", fmt::format("{} ok, {} not ok, {} in all", ok, s.trials.size() - ok, s.trials.size()));
-  return fmt::format(
-      R"(<div class="card"><h3>{}</h3><dl>{}</dl><h3>Build</h3><dl>{}</dl><h3>Sweep</h3><dl>{}</dl>)"
-      R"(<details><summary>spec</summary><pre class="cmd">{}</pre></details></div>)",
-      html_escape(s.name), dl, build, sweep, html_escape(s.sweep.spec));
+  return fmt::format(R"(<div class="card"><h3>{}</h3><dl>{}</dl><h3>Build</h3><dl>{}</dl><h3>Sweep</h3><dl>{}</dl>)"
+                     R"(<details><summary>spec</summary><pre class="cmd">{}</pre></details></div>)",
+                     html_escape(s.name), dl, build, sweep, html_escape(s.sweep.spec));
 }
 
 std::string noise_badge(const ScenarioRecommendation& sc) {
@@ -96,11 +95,11 @@ std::string noise_badge(const ScenarioRecommendation& sc) {
 }
 
 std::string scenario_card(const ReportSweep& s, const ScenarioRecommendation& sc, bool show_sweep) {
-  const std::string heading =
-      fmt::format("{}{}", to_string(sc.scenario), show_sweep ? " — " + s.name : std::string());
+  const std::string heading = fmt::format("{}{}", to_string(sc.scenario), show_sweep ? " — " + s.name : std::string());
   if (!sc.winner) {
-    return fmt::format(R"(<div class="card"><h3>{}</h3><p><span class="badge bad">no recommendation</span> {}</p></div>)",
-                       html_escape(heading), html_escape(sc.no_winner_reason));
+    return fmt::format(
+        R"(<div class="card"><h3>{}</h3><p><span class="badge bad">no recommendation</span> {}</p></div>)",
+        html_escape(heading), html_escape(sc.no_winner_reason));
   }
   const Candidate& c = s.recommendation->candidates[*sc.winner];
   std::string score;
@@ -110,12 +109,12 @@ std::string scenario_card(const ReportSweep& s, const ScenarioRecommendation& sc
   }
   std::string notes;
   for (const std::string& n : sc.commands.notes) notes += "<li>" + html_escape(n) + "</li>";
-  return fmt::format(
-      R"(<div class="card"><h3>{}</h3><p class="score">{}</p><p>{}</p><p>{} {}</p>)"
-      R"(<p class="note">{}</p><pre class="cmd">{}</pre><pre class="cmd">{}</pre>{}</div>)",
-      html_escape(heading), html_escape(score), html_escape(candidate_label(c)), noise_badge(sc),
-      sc.margin ? html_escape(sc.margin->text()) : "", html_escape(sc.rule), html_escape(sc.commands.infertune),
-      html_escape(sc.commands.llama_cpp), notes.empty() ? "" : "<ul class=\"note\">" + notes + "</ul>");
+  return fmt::format(R"(<div class="card"><h3>{}</h3><p class="score">{}</p><p>{}</p><p>{} {}</p>)"
+                     R"(<p class="note">{}</p><pre class="cmd">{}</pre><pre class="cmd">{}</pre>{}</div>)",
+                     html_escape(heading), html_escape(score), html_escape(candidate_label(c)), noise_badge(sc),
+                     sc.margin ? html_escape(sc.margin->text()) : "", html_escape(sc.rule),
+                     html_escape(sc.commands.infertune), html_escape(sc.commands.llama_cpp),
+                     notes.empty() ? "" : "<ul class=\"note\">" + notes + "</ul>");
 }
 
 std::string figures(const std::vector<FigureChart>& charts) {
@@ -136,8 +135,8 @@ std::string roofline_bars(const std::vector<ReportSweep>& sweeps) {
     for (const ReportTrial& t : s.trials) {
       const SampleSummary* pct = t.ok() ? t.metric(metric::kBandwidthPercent) : nullptr;
       if (!pct) continue;
-      bars.push_back({fmt::format("{}{} (trial {})", sweeps.size() > 1 ? s.name + ": " : "", t.key.label, t.id),
-                      pct->mean});
+      bars.push_back(
+          {fmt::format("{}{} (trial {})", sweeps.size() > 1 ? s.name + ": " : "", t.key.label, t.id), pct->mean});
     }
   }
   if (bars.empty()) return R"(<p class="note">No trial generated tokens, so none has a bandwidth figure.</p>)";
@@ -174,11 +173,13 @@ std::string recommendations_html(const std::vector<ReportSweep>& sweeps) {
   std::string cards;
   for (const ReportSweep& s : sweeps) {
     if (!s.recommendation) {
-      cards += fmt::format(R"(<div class="card"><h3>{}</h3><p><span class="badge bad">no recommendation</span> {}</p></div>)",
-                           html_escape(s.name), html_escape(s.recommendation_error));
+      cards += fmt::format(
+          R"(<div class="card"><h3>{}</h3><p><span class="badge bad">no recommendation</span> {}</p></div>)",
+          html_escape(s.name), html_escape(s.recommendation_error));
       continue;
     }
-    for (const ScenarioRecommendation& sc : s.recommendation->scenarios) cards += scenario_card(s, sc, sweeps.size() > 1);
+    for (const ScenarioRecommendation& sc : s.recommendation->scenarios)
+      cards += scenario_card(s, sc, sweeps.size() > 1);
   }
   return R"(<div class="cards">)" + cards + "</div>";
 }
@@ -199,9 +200,11 @@ std::string html_report(const HtmlReportInput& input) {
   std::string body = fmt::format(
       R"(<header class="page"><h1>infertune report</h1><p>{} — {} trials, {} not ok — generated {}</p></header>)",
       html_escape(names), n_trials, n_failed, html_escape(input.generated_at));
-  body += R"(<nav><a href="#hosts">Host and build</a><a href="#recommendations">Recommendations</a>)"
-          R"(<a href="#pareto-front">Pareto front</a><a href="#dimensions">Tokens/s by setting</a><a href="#memory">Memory</a>)"
-          R"(<a href="#roofline">Bandwidth</a>)";
+  body +=
+      R"(<nav><a href="#hosts">Host and build</a><a href="#recommendations">Recommendations</a>)"
+      R"(<a href="#pareto-front">Pareto front</a><a href="#dimensions">Tokens/s by setting</a><a href="#memory">Memory</a>)"
+      R"(<a href="#quality">Speed and quality</a>)"
+      R"(<a href="#roofline">Bandwidth</a>)";
   if (!input.history_html.empty()) body += R"(<a href="#history">History</a>)";
   if (sweeps.size() > 1) body += R"(<a href="#side-by-side">Side by side</a>)";
   body += R"(<a href="#failed-trials">Failed trials</a><a href="#all-trials">All trials</a></nav><main>)";
@@ -216,17 +219,31 @@ std::string html_report(const HtmlReportInput& input) {
                   recommendations_html(sweeps));
 
   std::string pareto = figures(pareto_charts(sweeps));
-  if (const NamedTable* t = find_table(tables, "pareto")) pareto += html_table(t->table, {"pareto", true, false, false});
+  if (const NamedTable* t = find_table(tables, "pareto"))
+    pareto += html_table(t->table, {"pareto", true, false, false});
   body += section("pareto-front", "Pareto front", "", pareto);
 
   const std::vector<FigureChart> dims = dimension_charts(sweeps);
-  body += section("dimensions", "Tokens/s against each swept setting", "",
-                  dims.empty() ? R"(<p class="note">No setting took more than one value among the ok trials.</p>)"
-                               : figures(dims));
+  body += section(
+      "dimensions", "Tokens/s against each swept setting", "",
+      dims.empty() ? R"(<p class="note">No setting took more than one value among the ok trials.</p>)" : figures(dims));
 
   const std::vector<FigureChart> memory = memory_charts(sweeps);
   body += section("memory", "Predicted and measured memory", "",
                   memory.empty() ? R"(<p class="note">No trial has both figures.</p>)" : figures(memory));
+
+  const std::vector<FigureChart> quality = quality_charts(sweeps);
+  std::string quality_html = quality.empty() ? "" : figures(quality);
+  for (const std::string& note : quality_notes(sweeps))
+    quality_html += R"(<p class="note">)" + html_escape(note) + "</p>";
+  if (quality_html.empty()) {
+    quality_html = R"(<p class="note">No quantization variant of a base model has quality figures (a sweep over )"
+                   R"(--base-model and --quant-types measures them).</p>)";
+  }
+  body += section("quality", "Speed against quality",
+                  "Each quantization variant's perplexity and KL divergence against the sweep's base model, next to "
+                  "its throughput.",
+                  quality_html);
 
   body += section("roofline", "Memory bandwidth reached (roofline %)",
                   "Bytes of weights (and KV cache) read per generated token x tokens/s, as a share of the host's "

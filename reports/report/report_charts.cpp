@@ -50,9 +50,9 @@ ChartPoint trial_point(const ReportTrial& t, const SampleSummary& s, double x, c
     p.y_low = s.mean - *s.ci95_half_width;
     p.y_high = s.mean + *s.ci95_half_width;
   }
-  p.tooltip = fmt::format("{}\n{}\ntrial {} ({}): {:.4g}{}", t.key.label, sweep_name, t.id, t.workload, s.mean,
-                          s.ci95_half_width ? fmt::format(" ± {:.3g} (95%, n={})", *s.ci95_half_width, s.n)
-                                            : fmt::format(" (n={})", s.n));
+  p.tooltip = fmt::format(
+      "{}\n{}\ntrial {} ({}): {:.4g}{}", t.key.label, sweep_name, t.id, t.workload, s.mean,
+      s.ci95_half_width ? fmt::format(" ± {:.3g} (95%, n={})", *s.ci95_half_width, s.n) : fmt::format(" (n={})", s.n));
   return p;
 }
 
@@ -152,7 +152,8 @@ std::vector<FigureChart> pareto_charts(const std::vector<ReportSweep>& sweeps) {
   memory.chart.y = {"throughput, tokens/s", {}, true};
   latency.caption =
       "Up and to the left is better. Emphasized points are the Pareto front over throughput, latency and memory: "
-      "no other configuration is at least as good in all three and better in one." + bases;
+      "no other configuration is at least as good in all three and better in one." +
+      bases;
   memory.caption = "Up and to the left is better: the same configurations by the memory they need.";
   std::vector<FigureChart> charts;
   for (FigureChart* f : {&latency, &memory})
@@ -184,6 +185,59 @@ std::vector<FigureChart> memory_charts(const std::vector<ReportSweep>& sweeps) {
       "prediction to skip configurations that cannot fit (--max-mem).";
   if (figure.chart.series.empty()) return {};
   return {std::move(figure)};
+}
+
+std::vector<FigureChart> quality_charts(const std::vector<ReportSweep>& sweeps) {
+  FigureChart figure;
+  figure.chart.title = "Throughput against quality loss";
+  std::string basis;
+  for (const ReportSweep& s : sweeps) {
+    if (!s.recommendation) continue;
+    const RecommendationReport& r = *s.recommendation;
+    if (basis.empty() && r.throughput_basis) basis = " Throughput: " + r.throughput_basis->description + ".";
+    ChartSeries series{sweeps.size() > 1 ? s.name : "quantization variants", {}, true};
+    for (const Candidate& c : r.candidates) {
+      if (!c.throughput_tps || !c.quality) continue;
+      const VariantQualityRecord& q = *c.quality;
+      const std::optional<double> increase = q.ppl_increase_pct();
+      if (!increase) continue;
+      ChartPoint p;
+      p.x = *increase;
+      p.y = c.throughput_tps->value;
+      if (c.throughput_tps->ci95_half_width) {
+        p.y_low = p.y - *c.throughput_tps->ci95_half_width;
+        p.y_high = p.y + *c.throughput_tps->ci95_half_width;
+      }
+      p.emphasized = c.excluded_reason.empty();
+      p.tooltip = fmt::format("{}\n{:.4g} tokens/s; perplexity {:.4f} vs base {:.4f} ({:+.2f}%)", candidate_label(c),
+                              p.y, q.ppl.value_or(0), q.base_ppl.value_or(0), *increase);
+      if (q.kld_mean) p.tooltip += fmt::format("; mean KLD {:.5f}", *q.kld_mean);
+      if (q.same_top) p.tooltip += fmt::format("; same top token {:.1f}%", *q.same_top * 100);
+      series.points.push_back(p);
+    }
+    if (!series.points.empty()) figure.chart.series.push_back(std::move(series));
+  }
+  if (figure.chart.series.empty()) return {};
+  figure.chart.x = {"perplexity increase over the base model, %", {}, false};
+  figure.chart.y = {"throughput, tokens/s", {}, true};
+  figure.caption =
+      "Up and to the left is better: faster and closer to the base model. Quality is measured once per variant on the "
+      "built-in python-tutorial corpus against the sweep's base (hover for the KL divergence and the share of "
+      "positions with the same most likely token)." +
+      basis;
+  return {std::move(figure)};
+}
+
+std::vector<std::string> quality_notes(const std::vector<ReportSweep>& sweeps) {
+  std::vector<std::string> notes;
+  for (const ReportSweep& s : sweeps) {
+    if (!s.recommendation) continue;
+    for (const std::string& note : s.recommendation->quality_notes) {
+      std::string line = sweeps.size() > 1 ? s.name + ": " + note : note;
+      if (std::ranges::find(notes, line) == notes.end()) notes.push_back(std::move(line));
+    }
+  }
+  return notes;
 }
 
 }  // namespace infertune

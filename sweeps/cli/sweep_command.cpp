@@ -53,6 +53,7 @@ struct SweepOptions {
   double cooldown_s = 0;
   bool no_warmup = false;
   std::string cache_dir;
+  bool no_quality = false;
 };
 
 // What --resume names: a sweep id (digits) or a spec hash (16 hex digits).
@@ -308,6 +309,7 @@ int run_sweep_command(SweepOptions o) {
   run.settings = *settings;
   run.trial_timeout_s = o.trial_timeout_s;
   run.variant_cache_dir = o.cache_dir;
+  run.measure_quality = !o.no_quality;
   run.progress_terminal = isatty(fileno(stderr)) != 0;
   if (probe->bandwidth.read_all_cores.best > 0) run.host_read_bandwidth_gbs = probe->bandwidth.read_all_cores.best;
   auto result = run_sweep(*store, sweep_id, planned->spec, planned->plan, run);
@@ -340,7 +342,11 @@ void add_sweep_command(Subcommands& commands) {
   sub->add_option("--trial-timeout", options->trial_timeout_s, "Seconds a trial may take before it is killed (600)");
   sub->add_option("--cooldown", options->cooldown_s, "Idle seconds before each trial (0)");
   sub->add_flag("--no-warmup", options->no_warmup, "No untimed warmup run before the repetitions");
-  sub->add_option("--cache-dir", options->cache_dir, "Where quantization variants of a base model are written");
+  sub->add_option("--cache-dir", options->cache_dir,
+                  "Where quantization variants of a base model (and their quality figures) are written");
+  sub->add_flag("--no-quality", options->no_quality,
+                "Do not score the variants of a real base model (perplexity and KL divergence against the base on "
+                "the python-tutorial corpus, once per variant)");
   add_sweep_spec_flags(*sub, options->flags);
   commands.add_aliases("sweep", sweep_flag_aliases());
 }

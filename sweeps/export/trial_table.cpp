@@ -67,6 +67,13 @@ constexpr const char* kColumns[] = {
     "gpu_busy_pct",
     "gpu_vram_peak_bytes",
     "gpu_mem_clock_mhz",
+    // Schema version 4: the variant's quality against the sweep's base model (NULL without figures).
+    "quality_status",
+    "ppl",
+    "base_ppl",
+    "ppl_increase_pct",
+    "kld_mean",
+    "same_top",
 };
 
 Cell read_cell(const Statement& row, int column) {

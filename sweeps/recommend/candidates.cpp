@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
+#include <vector>
 
 #include "sweeps/trial/trial_config.h"
 
@@ -137,6 +139,7 @@ CandidateSet build_candidates(const std::vector<StoredTrial>& ok_trials,
       c.config = config;
       auto path = stored.trial.model_id ? model_paths.find(*stored.trial.model_id) : model_paths.end();
       c.model_path = path != model_paths.end() ? path->second : config_text(config, "model");
+      c.model_id = stored.trial.model_id;
     }
     Candidate& c = exact[at->second];
     c.workloads.push_back(workload_result(stored, workload));
@@ -156,6 +159,70 @@ void apply_constraints(std::vector<Candidate>& candidates, const RecommendOption
       c.excluded_reason = fmt::format("context {} is below --min-ctx {}", c.n_ctx(), options.min_ctx);
     }
   }
+}
+
+std::string quality_budget_text(const RecommendOptions& options) {
+  std::vector<std::string> parts;
+  if (options.max_quality_loss_pct)
+    parts.push_back(fmt::format("--max-quality-loss {}%", *options.max_quality_loss_pct));
+  if (options.max_kld) parts.push_back(fmt::format("--max-kld {}", *options.max_kld));
+  std::string text;
+  for (const std::string& p : parts) text += (text.empty() ? "" : ", ") + p;
+  return text;
+}
+
+namespace {
+
+// Why the candidate has no figures to hold against a budget; empty when it has them.
+std::string unjudged_reason(const Candidate& c) {
+  if (!c.quality) {
+    return config_text(c.config, "quant").empty()
+               ? "a model file used as given has no base to be compared with"
+               : "none were recorded for these variants (a sweep run with --no-quality, or one from before quality "
+                 "figures)";
+  }
+  if (c.quality->status == QualityStatus::measured && c.quality->ppl_increase_pct() && c.quality->kld_mean) return "";
+  return c.quality->reason.empty() ? std::string("no quality figures") : c.quality->reason;
+}
+
+}  // namespace
+
+std::vector<std::string> apply_quality(std::vector<Candidate>& candidates,
+                                       const std::vector<VariantQualityRecord>& quality,
+                                       const RecommendOptions& options) {
+  for (Candidate& c : candidates) {
+    if (!c.model_id) continue;
+    for (const VariantQualityRecord& q : quality) {
+      if (q.model_id == *c.model_id) c.quality = q;
+    }
+  }
+  const std::string budget = quality_budget_text(options);
+  std::vector<std::string> notes;
+  std::map<std::string, size_t> unjudged;  // reason -> configurations
+  for (Candidate& c : candidates) {
+    const std::string why = unjudged_reason(c);
+    if (!why.empty()) {
+      // Only variants need saying; a sweep of model files has no quality to speak of.
+      if (c.quality || !config_text(c.config, "quant").empty() || !budget.empty()) ++unjudged[why];
+      if (!budget.empty()) c.quality_note = "quality budget not applied: " + why;
+      continue;
+    }
+    if (budget.empty() || !c.excluded_reason.empty()) continue;
+    const double increase = *c.quality->ppl_increase_pct(), kld = *c.quality->kld_mean;
+    if (options.max_quality_loss_pct && increase > *options.max_quality_loss_pct) {
+      c.excluded_reason = fmt::format("perplexity {:+.2f}% over the base exceeds --max-quality-loss {}%", increase,
+                                      *options.max_quality_loss_pct);
+    } else if (options.max_kld && kld > *options.max_kld) {
+      c.excluded_reason =
+          fmt::format("mean KL divergence {:.5f} from the base exceeds --max-kld {}", kld, *options.max_kld);
+    }
+  }
+  for (const auto& [why, count] : unjudged) {
+    notes.push_back(fmt::format("{}{} configuration{}: {}",
+                                budget.empty() ? "no quality figures for " : budget + " not applied to ", count,
+                                count == 1 ? "" : "s", why));
+  }
+  return notes;
 }
 
 int64_t config_int(const nlohmann::json& object, const char* key, int64_t fallback) {

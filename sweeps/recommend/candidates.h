@@ -34,6 +34,16 @@ const WorkloadResult* find_workload(const Candidate& candidate, const nlohmann::
 // Sets excluded_reason on the candidates that break --max-mem or --min-ctx.
 void apply_constraints(std::vector<Candidate>& candidates, const RecommendOptions& options);
 
+// Gives each candidate its variant's quality row (by model id) and applies --max-quality-loss / --max-kld:
+// excluded_reason on the variants beyond the budget, quality_note on those it cannot judge. Returns one
+// line per reason a budget was not applied (or figures are missing), for the report.
+std::vector<std::string> apply_quality(std::vector<Candidate>& candidates,
+                                       const std::vector<VariantQualityRecord>& quality,
+                                       const RecommendOptions& options);
+
+// "--max-quality-loss 1%", "--max-kld 0.05", joined with ", "; empty without a budget.
+std::string quality_budget_text(const RecommendOptions& options);
+
 std::string human_bytes(int64_t bytes);  // "1.50 GiB", "300.0 MiB"
 
 // A config field read without throwing: the fallback when it is absent or of another type (a config

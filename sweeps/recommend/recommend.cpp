@@ -42,8 +42,10 @@ std::string why_no_candidates(const RecommendationReport& r) {
   if (r.n_trials == 0) return fmt::format("sweep {} has no trials", r.sweep_id);
   if (r.n_ok == 0) return fmt::format("sweep {} has no ok trials ({} recorded, none ok)", r.sweep_id, r.n_trials);
   if (r.candidates.empty()) return fmt::format("sweep {}: no ok trial has a workload in its config", r.sweep_id);
-  return fmt::format("sweep {}: every one of its {} configurations breaks a constraint (--max-mem, --min-ctx)",
-                     r.sweep_id, r.candidates.size());
+  return fmt::format(
+      "sweep {}: every one of its {} configurations breaks a constraint (--max-mem, --min-ctx, --max-quality-loss, "
+      "--max-kld)",
+      r.sweep_id, r.candidates.size());
 }
 
 Status store_recommendations(ResultsStore& store, const RecommendationReport& report) {
@@ -68,6 +70,10 @@ std::optional<Scenario> parse_scenario(std::string_view text) {
 
 std::vector<Scenario> all_scenarios() { return {Scenario::latency, Scenario::throughput, Scenario::mixed}; }
 
+bool RecommendationReport::has_quality() const {
+  return std::ranges::any_of(candidates, [](const Candidate& c) { return c.quality.has_value(); });
+}
+
 bool RecommendationReport::has_recommendation() const {
   return std::ranges::any_of(scenarios, [](const ScenarioRecommendation& s) { return s.winner.has_value(); });
 }
@@ -82,6 +88,8 @@ Result<RecommendationReport> recommend_sweep(ResultsStore& store, int64_t sweep_
   if (!paths) return paths.error();
   auto cores = host_physical_cores(store, (*sweep)->host_id);
   if (!cores) return cores.error();
+  auto quality = store.variant_quality(sweep_id);
+  if (!quality) return quality.error();
 
   RecommendationReport report;
   report.sweep_id = sweep_id;
@@ -97,6 +105,7 @@ Result<RecommendationReport> recommend_sweep(ResultsStore& store, int64_t sweep_
   report.n_unusable = set.n_unusable;
   report.candidates = std::move(set.candidates);
   apply_constraints(report.candidates, report.options);
+  report.quality_notes = apply_quality(report.candidates, *quality, report.options);
 
   report.throughput_basis = choose_throughput_basis(report.candidates);
   report.latency_basis = choose_latency_basis(report.candidates);

@@ -9,6 +9,10 @@
 // compares one measurement of one workload shape (kind, prompt, generated tokens, depth; any -np), the
 // "basis", chosen as the one that the most eligible candidates measured.
 //
+// Quality: when the sweep measured its quantization variants against the base (perplexity, KL divergence),
+// each candidate carries its variant's figures, shown in the text and the JSON; --max-quality-loss and
+// --max-kld exclude the variants beyond the budget, each with its reason.
+//
 // Scenarios (the rules the output states, see scenario_rules.h):
 //  - latency: candidates with 1..4 parallel sequences; score = modelled time of one streamed reply of the
 //    basis workload: mean TTFT + (n_gen - 1) x mean ITL, lower is better.
@@ -44,8 +48,14 @@ std::vector<Scenario> all_scenarios();
 struct RecommendOptions {
   std::vector<Scenario> scenarios;  // empty: all (serving only where the sweep ran served workloads)
   std::optional<uint64_t>
-      max_mem_bytes;                  // exclude candidates whose peak RSS (larger of predicted, measured) exceeds it
-  int64_t min_ctx = 0;                // exclude candidates whose context is smaller
+      max_mem_bytes;    // exclude candidates whose peak RSS (larger of predicted, measured) exceeds it
+  int64_t min_ctx = 0;  // exclude candidates whose context is smaller
+  // Quality budgets (quantization variants measured against the sweep's base, sweeps/quality): exclude
+  // candidates whose perplexity is more than this many percent above the base's, or whose mean KL divergence
+  // from the base exceeds this. Candidates without figures (model files used as given, synthetic variants,
+  // a failed measurement) are not excluded; the report says why the budget was not applied to them.
+  std::optional<double> max_quality_loss_pct;
+  std::optional<double> max_kld;
   bool store_recommendations = true;  // write to the recommendations table, replacing the sweep's earlier ones
 };
 
@@ -70,6 +80,11 @@ struct Candidate {
   std::vector<WorkloadResult> workloads;
   std::optional<int64_t> peak_rss_bytes;  // the largest predicted or measured peak RSS of its trials
   std::string excluded_reason;            // empty: passes the constraints
+  std::optional<int64_t> model_id;        // the trials' model row
+  // The variant's quality against the sweep's base (its variant_quality row), when the sweep has one for it;
+  // quality_note says why a quality budget did not apply to the candidate.
+  std::optional<VariantQualityRecord> quality;
+  std::string quality_note;
   // Scores on the report's bases (absent when the candidate did not measure the basis workload/metric).
   std::optional<Estimate> throughput_tps;
   std::optional<Estimate> latency_ms;
@@ -128,7 +143,9 @@ struct RecommendationReport {
   std::optional<Basis> throughput_basis, latency_basis, serving_basis;
   std::vector<ScenarioRecommendation> scenarios;  // in the order of options.scenarios
   std::vector<size_t> pareto_front;               // indices of the non-dominated eligible candidates
-  std::string no_candidates_reason;  // set when no candidate passes (empty sweep, only failures, constraints)
+  std::string no_candidates_reason;        // set when no candidate passes (empty sweep, only failures, constraints)
+  std::vector<std::string> quality_notes;  // why quality figures are absent or a budget did not apply, per cause
+  bool has_quality() const;                // some candidate has a variant_quality row
   bool has_recommendation() const;
 };
 

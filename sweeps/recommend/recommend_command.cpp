@@ -1,7 +1,10 @@
 // `infertune recommend --db results.db [--sweep ID] [--scenario latency|throughput|mixed|serving|all] [--max-mem SIZE]
-// [--min-ctx N] [--json FILE] [-o table|json]`: the recommended configurations of a sweep (recommend.h).
+// [--min-ctx N] [--max-quality-loss PCT] [--max-kld X] [--json FILE] [-o table|json]`: the recommended configurations
+// of a sweep (recommend.h).
 #include <fmt/format.h>
 
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -24,9 +27,24 @@ struct RecommendFlags {
   std::string scenario = "all";
   std::string max_mem;
   int64_t min_ctx = 0;
+  std::string max_quality_loss;  // "1%", "0.5"
+  std::optional<double> max_kld;
   std::string json_file;
   std::string output = "table";
 };
+
+// "1%", "1" or "0.5 %": a perplexity increase in percent, finite and not negative.
+Result<double> parse_percent(std::string text, const char* flag) {
+  const std::string given = text;
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  if (!text.empty() && text.back() == '%') text.pop_back();
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value) || value < 0) {
+    return fail("{} '{}': expected a percentage such as 1% or 0.5", flag, given);
+  }
+  return value;
+}
 
 Result<RecommendOptions> options_from(const RecommendFlags& flags) {
   RecommendOptions options;
@@ -43,6 +61,16 @@ Result<RecommendOptions> options_from(const RecommendFlags& flags) {
   }
   if (flags.min_ctx < 0) return fail("--min-ctx {}: must not be negative", flags.min_ctx);
   options.min_ctx = flags.min_ctx;
+  if (!flags.max_quality_loss.empty()) {
+    auto percent = parse_percent(flags.max_quality_loss, "--max-quality-loss");
+    if (!percent) return percent.error();
+    options.max_quality_loss_pct = *percent;
+  }
+  if (flags.max_kld) {
+    if (!std::isfinite(*flags.max_kld) || *flags.max_kld < 0)
+      return fail("--max-kld {}: must be a number 0 or above", *flags.max_kld);
+    options.max_kld = flags.max_kld;
+  }
   return options;
 }
 
@@ -107,6 +135,11 @@ void add_recommend_command(Subcommands& commands) {
                   "larger) fits: 8G, 512M, bytes");
   sub->add_option("--min-ctx", flags->min_ctx, "Only configurations with at least this context size")
       ->capture_default_str();
+  sub->add_option("--max-quality-loss", flags->max_quality_loss,
+                  "Only quantization variants whose perplexity is at most this much above the base model's (1%); "
+                  "variants without quality figures (synthetic, models used as given) are kept and said so");
+  sub->add_option("--max-kld", flags->max_kld,
+                  "Only quantization variants whose mean KL divergence from the base model is at most this (0.05)");
   sub->add_option("--json", flags->json_file, "Also write the JSON document to FILE");
   sub->add_option("-o,--output", flags->output, "stdout: table or json")->capture_default_str();
 }

@@ -28,6 +28,28 @@ nlohmann::json basis_json(const std::optional<Basis>& b) {
   return j;
 }
 
+// The variant's quality against the sweep's base, null when the sweep recorded none for it.
+nlohmann::json quality_json(const Candidate& c) {
+  if (!c.quality) return nullptr;
+  const VariantQualityRecord& q = *c.quality;
+  return {{"status", to_string(q.status)},
+          {"reason", q.reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(q.reason)},
+          {"quant", q.quant},
+          {"corpus", q.corpus.empty() ? nlohmann::json(nullptr) : nlohmann::json(q.corpus)},
+          {"n_ctx", or_null(q.n_ctx)},
+          {"n_chunks", or_null(q.n_chunks)},
+          {"positions", or_null(q.positions)},
+          {"ppl", or_null(q.ppl)},
+          {"ppl_error", or_null(q.ppl_error)},
+          {"base_ppl", or_null(q.base_ppl)},
+          {"ppl_increase_pct", or_null(q.ppl_increase_pct())},
+          {"kld_mean", or_null(q.kld_mean)},
+          {"kld_error", or_null(q.kld_error)},
+          {"kld_p99", or_null(q.kld_p99)},
+          {"kld_max", or_null(q.kld_max)},
+          {"same_top", or_null(q.same_top)}};
+}
+
 nlohmann::json candidate_json(const RecommendationReport& report, std::optional<size_t> index) {
   if (!index || *index >= report.candidates.size()) return nullptr;
   const Candidate& c = report.candidates[*index];
@@ -45,7 +67,9 @@ nlohmann::json candidate_json(const RecommendationReport& report, std::optional<
           {"latency_ms", estimate_json(c.latency_ms)},
           {"ttft_ms", or_null(c.ttft_ms)},
           {"itl_p50_ms", or_null(c.itl_p50_ms)},
-          {"itl_p95_ms", or_null(c.itl_p95_ms)}};
+          {"itl_p95_ms", or_null(c.itl_p95_ms)},
+          {"quality", quality_json(c)},
+          {"quality_note", c.quality_note.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.quality_note)}};
 }
 
 nlohmann::json margin_json(const std::optional<Margin>& m) {
@@ -93,7 +117,12 @@ nlohmann::json recommendation_json(const RecommendationReport& report) {
       {"format", "infertune-recommendation"},
       {"version", 1},
       {"sweep_id", report.sweep_id},
-      {"constraints", {{"max_mem_bytes", or_null(report.options.max_mem_bytes)}, {"min_ctx", report.options.min_ctx}}},
+      {"constraints",
+       {{"max_mem_bytes", or_null(report.options.max_mem_bytes)},
+        {"min_ctx", report.options.min_ctx},
+        {"max_quality_loss_pct", or_null(report.options.max_quality_loss_pct)},
+        {"max_kld", or_null(report.options.max_kld)}}},
+      {"quality_notes", report.quality_notes},
       {"trials", {{"total", report.n_trials}, {"ok", report.n_ok}, {"unusable", report.n_unusable}}},
       {"no_candidates_reason",
        report.no_candidates_reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(report.no_candidates_reason)},

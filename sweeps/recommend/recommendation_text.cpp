@@ -103,16 +103,37 @@ std::string with_interval(const std::optional<Estimate>& e) {
 
 std::string memory(const Candidate& c) { return c.peak_rss_bytes ? human_bytes(*c.peak_rss_bytes) : "-"; }
 
-Row metric_cells(const Candidate& c) {
-  return {with_interval(c.throughput_tps),
-          with_interval(c.latency_ms),
-          number(c.ttft_ms),
-          number(c.itl_p50_ms),
-          number(c.itl_p95_ms),
-          memory(c)};
+std::string quality_increase(const Candidate& c) {
+  const auto increase = c.quality ? c.quality->ppl_increase_pct() : std::nullopt;
+  return increase ? fmt::format("{:+.2f}%", *increase) : "-";
 }
 
-const Row kMetricHeader{"tokens/s", "reply ms", "TTFT ms", "ITL p50", "ITL p95", "peak RSS"};
+std::string quality_kld(const Candidate& c) {
+  return c.quality && c.quality->kld_mean ? fmt::format("{:.5f}", *c.quality->kld_mean) : "-";
+}
+
+Row metric_cells(const RecommendationReport& r, const Candidate& c) {
+  Row cells{with_interval(c.throughput_tps),
+            with_interval(c.latency_ms),
+            number(c.ttft_ms),
+            number(c.itl_p50_ms),
+            number(c.itl_p95_ms),
+            memory(c)};
+  if (r.has_quality()) {
+    cells.push_back(quality_increase(c));
+    cells.push_back(quality_kld(c));
+  }
+  return cells;
+}
+
+Row metric_header(const RecommendationReport& r) {
+  Row header{"tokens/s", "reply ms", "TTFT ms", "ITL p50", "ITL p95", "peak RSS"};
+  if (r.has_quality()) {
+    header.push_back("PPL vs base");
+    header.push_back("KLD");
+  }
+  return header;
+}
 
 std::string heading(const RecommendationReport& r) {
   const size_t excluded = static_cast<size_t>(
@@ -123,6 +144,7 @@ std::string heading(const RecommendationReport& r) {
   std::vector<std::string> constraints;
   if (r.options.max_mem_bytes) constraints.push_back("--max-mem " + human_bytes(int64_t(*r.options.max_mem_bytes)));
   if (r.options.min_ctx > 0) constraints.push_back(fmt::format("--min-ctx {}", r.options.min_ctx));
+  if (const std::string budget = quality_budget_text(r.options); !budget.empty()) constraints.push_back(budget);
   if (!constraints.empty()) text += fmt::format(" ({})", fmt::join(constraints, ", "));
   return text + "\n";
 }
@@ -130,7 +152,8 @@ std::string heading(const RecommendationReport& r) {
 std::string summary_table(const RecommendationReport& r) {
   std::vector<Row> rows;
   Row header{"scenario", "config"};
-  header.insert(header.end(), kMetricHeader.begin(), kMetricHeader.end());
+  const Row metric_names = metric_header(r);
+  header.insert(header.end(), metric_names.begin(), metric_names.end());
   header.push_back("margin");
   rows.push_back(header);
   for (const ScenarioRecommendation& s : r.scenarios) {
@@ -140,7 +163,7 @@ std::string summary_table(const RecommendationReport& r) {
     }
     const Candidate& c = r.candidates[*s.winner];
     Row row{std::string(to_string(s.scenario)), config_summary(r, c)};
-    const Row metrics = metric_cells(c);
+    const Row metrics = metric_cells(r, c);
     row.insert(row.end(), metrics.begin(), metrics.end());
     row.push_back(s.margin ? s.margin->text() : "no runner-up");
     rows.push_back(row);
@@ -179,15 +202,52 @@ std::string pareto_table(const RecommendationReport& r) {
   if (r.pareto_front.empty()) return text;
   std::vector<Row> rows;
   Row header{"#", "config"};
-  header.insert(header.end(), kMetricHeader.begin(), kMetricHeader.end());
+  const Row metric_names = metric_header(r);
+  header.insert(header.end(), metric_names.begin(), metric_names.end());
   rows.push_back(header);
   for (size_t i : r.pareto_front) {
     Row row{fmt::format("#{}", i), config_summary(r, r.candidates[i])};
-    const Row metrics = metric_cells(r.candidates[i]);
+    const Row metrics = metric_cells(r, r.candidates[i]);
     row.insert(row.end(), metrics.begin(), metrics.end());
     rows.push_back(row);
   }
   return text + aligned(rows, "  ");
+}
+
+// Every configuration a constraint excluded, with its reason.
+std::string excluded_list(const RecommendationReport& r) {
+  std::vector<Row> rows;
+  for (size_t i = 0; i < r.candidates.size(); ++i) {
+    const Candidate& c = r.candidates[i];
+    if (!c.excluded_reason.empty()) rows.push_back({fmt::format("#{}", i), config_summary(r, c), c.excluded_reason});
+  }
+  if (rows.empty()) return "";
+  return fmt::format("\nExcluded ({}):\n", rows.size()) + aligned(rows, "  ");
+}
+
+// Each variant's quality against the sweep's base model, or why it has none.
+std::string quality_table(const RecommendationReport& r) {
+  if (!r.has_quality()) return "";
+  std::vector<Row> rows{{"#", "config", "PPL", "base PPL", "PPL vs base", "mean KLD", "KLD p99", "same top", "on"}};
+  std::vector<std::string> without;
+  for (size_t i = 0; i < r.candidates.size(); ++i) {
+    const Candidate& c = r.candidates[i];
+    if (!c.quality) continue;
+    const VariantQualityRecord& q = *c.quality;
+    if (q.status != QualityStatus::measured) {
+      without.push_back(fmt::format("#{} {}: {}", i, config_summary(r, c), q.reason));
+      continue;
+    }
+    rows.push_back({fmt::format("#{}", i), config_summary(r, c),
+                    q.ppl ? fmt::format("{:.4f} ±{:.4f}", *q.ppl, q.ppl_error.value_or(0)) : "-", number(q.base_ppl),
+                    quality_increase(c), quality_kld(c), q.kld_p99 ? fmt::format("{:.5f}", *q.kld_p99) : "-",
+                    q.same_top ? fmt::format("{:.1f}%", *q.same_top * 100) : "-",
+                    fmt::format("{}, {} positions", q.corpus, q.positions.value_or(0))});
+  }
+  std::string text = "\nQuality against the base model (perplexity and KL divergence, once per variant):\n";
+  if (rows.size() > 1) text += aligned(rows, "  ");
+  for (const std::string& w : without) text += "  " + w + "\n";
+  return text;
 }
 
 std::string noise_rule() {
@@ -199,12 +259,16 @@ std::string noise_rule() {
 
 std::string format_recommendation_text(const RecommendationReport& r) {
   std::string text = heading(r);
-  if (!r.no_candidates_reason.empty()) return text + "No recommendation: " + r.no_candidates_reason + "\n";
+  for (const std::string& note : r.quality_notes) text += "quality: " + note + "\n";
+  if (!r.no_candidates_reason.empty())
+    return text + "No recommendation: " + r.no_candidates_reason + "\n" + excluded_list(r) + quality_table(r);
   if (r.throughput_basis) text += "throughput basis: " + r.throughput_basis->description + "\n";
   if (r.latency_basis) text += "latency basis (reply time): " + r.latency_basis->description + "\n";
   text += common_settings_line(r);
   text += noise_rule() + "\n";
   text += summary_table(r);
+  text += excluded_list(r);
+  text += quality_table(r);
   for (const ScenarioRecommendation& s : r.scenarios) text += scenario_details(r, s);
   return text + pareto_table(r);
 }

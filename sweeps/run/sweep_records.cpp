@@ -10,30 +10,10 @@
 #include <vector>
 
 #include "engine/gguf/gguf_file.h"
+#include "sweeps/store/stable_hash.h"
 #include "sweeps/store/time_text.h"
 
 namespace infertune {
-
-Result<std::string> file_content_hash(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail("cannot read model '{}'", path);
-  uint64_t hash = 0xcbf29ce484222325ull;  // FNV-1a 64 offset basis and prime
-  constexpr uint64_t kPrime = 0x100000001b3ull;
-  std::vector<char> buffer(size_t{1} << 22);
-  while (in) {
-    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    const size_t n = static_cast<size_t>(in.gcount());
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-      uint64_t word;
-      std::memcpy(&word, buffer.data() + i, 8);  // x86-64 and every target here are little-endian
-      hash = (hash ^ word) * kPrime;
-    }
-    for (; i < n; ++i) hash = (hash ^ static_cast<unsigned char>(buffer[i])) * kPrime;
-  }
-  if (in.bad()) return fail("error reading model '{}'", path);
-  return fmt::format("{:016x}", hash);
-}
 
 Result<ModelRecord> model_record(const std::string& path) {
   auto file = GgufFile::open(path);

@@ -10,6 +10,7 @@
 #include "sweeps/plan/trial_plan.h"
 #include "sweeps/run/group_execution.h"
 #include "sweeps/spec/sweep_spec.h"
+#include "sweeps/store/stable_hash.h"  // file_content_hash
 #include "sweeps/store/store_records.h"
 
 namespace infertune {
@@ -17,10 +18,6 @@ namespace infertune {
 // Reads the GGUF header and hashes every byte of the file (the same bytes at another path are the same
 // model). Errors name the file.
 Result<ModelRecord> model_record(const std::string& path);
-
-// FNV-1a 64 over the file's little-endian 64-bit words (the tail bytes one by one), as 16 hex digits:
-// fast enough to hash a many-gigabyte model at every sweep start.
-Result<std::string> file_content_hash(const std::string& path);
 
 // A plan trial that does not run: status skipped, the plan's reason and its memory prediction.
 TrialRecord skipped_trial_record(int64_t sweep_id, const PlannedTrial& trial, std::optional<int64_t> model_id);

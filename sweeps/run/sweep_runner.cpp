@@ -45,6 +45,9 @@ class Runner {
   Status record_unrunnable(const std::vector<const PlannedTrial*>& trials, const std::string& reason);
   Status record(const TrialRecord& record, const PlannedTrial& trial);
   Result<std::optional<int64_t>> model_id_of(const std::string& path);
+  Status record_quality(const std::string& base, const std::string& quant, const ModelVariant& variant,
+                        int64_t model_id);
+  VariantQualityRecord measure_quality(const std::string& base, const std::string& quant, const ModelVariant& variant);
   bool on_finished(const TrialOutcome& outcome);
   bool may_start(const PlannedTrial& next);
   const PlannedTrial* next_pending() const;
@@ -67,6 +70,8 @@ class Runner {
   TrialTimes times_;
   size_t ran_ = 0;                                           // trials recorded by this run (skipped ones aside)
   std::map<std::string, std::optional<int64_t>> model_ids_;  // by file path
+  std::set<int64_t> quality_recorded_;                       // variants (model ids) with a variant_quality row
+  bool synthetic_noted_ = false;                             // the "quality not meaningful" line was shown
   std::optional<int64_t> group_model_id_;                    // the model of the group running now
   std::vector<const PlannedTrial*> pending_;                 // the group's trials handed to run_group
   std::string stop_reason_;
@@ -111,6 +116,9 @@ Status Runner::load_done() {
   auto done = store_.done_config_hashes(sweep_id_);
   if (!done) return done.error();
   done_ = std::move(*done);
+  auto quality = store_.variant_quality(sweep_id_);
+  if (!quality) return quality.error();
+  for (const VariantQualityRecord& q : *quality) quality_recorded_.insert(q.model_id);  // a resume keeps them
   auto stored = store_.trials(sweep_id_);
   if (!stored) return stored.error();
   std::map<std::string, const PlannedTrial*> by_hash;
@@ -138,6 +146,71 @@ Result<std::optional<int64_t>> Runner::model_id_of(const std::string& path) {
   }
   model_ids_[path] = id;
   return id;
+}
+
+// Once per variant and sweep: the variant's quality against the base, or why there is none.
+Status Runner::record_quality(const std::string& base, const std::string& quant, const ModelVariant& variant,
+                              int64_t model_id) {
+  if (quality_recorded_.contains(model_id)) return {};
+  if (variant.source == VariantSource::quantized && !options_.measure_quality) return {};
+  VariantQualityRecord record;
+  if (variant.source == VariantSource::synthesized) {
+    record.status = QualityStatus::not_meaningful;
+    record.reason = fmt::format(
+        "the base model {} is synthetic (written by infertune synth: random weights), so its variants are "
+        "synthesized too and their perplexity and KL divergence would not be meaningful",
+        base);
+    if (!synthetic_noted_) display_.note("quality: not measured: " + record.reason);
+    synthetic_noted_ = true;
+  } else {
+    record = measure_quality(base, quant, variant);
+  }
+  record.sweep_id = sweep_id_;
+  record.model_id = model_id;
+  record.quant = quant;
+  auto base_id = model_id_of(base);
+  if (!base_id) return base_id.error();
+  record.base_model_id = *base_id;
+  if (Status s = store_.record_variant_quality(record); !s) return s;
+  quality_recorded_.insert(model_id);
+  return {};
+}
+
+VariantQualityRecord Runner::measure_quality(const std::string& base, const std::string& quant,
+                                             const ModelVariant& variant) {
+  VariantQualityRecord record;
+  const auto failed = [&](const std::string& why) {
+    record.status = QualityStatus::failed;
+    record.reason = why;
+    display_.note(fmt::format("warning: the quality of the {} variant was not measured: {}", quant, why));
+    return record;
+  };
+  auto method = quality_method_for(base, options_.quality);
+  if (!method) return failed(method.error().message);
+  display_.note(fmt::format("quality: scoring the {} variant against {} on {} ({} chunks of {} tokens)", quant, base,
+                            method->corpus, method->n_chunks, method->n_ctx));
+  const auto log = [this](const std::string& line) { display_.note("quality: " + line); };
+  auto measured = measure_variant_quality(base, variant.base_content_hash, variant.path, *method,
+                                          variant_cache_dir(options_.variant_cache_dir), log);
+  if (!measured) return failed(measured.error().message);
+  const QualityFigures& f = measured->figures;
+  record.status = QualityStatus::measured;
+  record.corpus = f.corpus;
+  record.n_ctx = f.n_ctx;
+  record.n_chunks = f.n_chunks;
+  record.positions = static_cast<int64_t>(f.positions);
+  record.ppl = f.ppl;
+  record.ppl_error = f.ppl_error;
+  record.base_ppl = f.base_ppl;
+  record.kld_mean = f.kld_mean;
+  record.kld_error = f.kld_error;
+  record.kld_p99 = f.kld_p99;
+  record.kld_max = f.kld_max;
+  record.same_top = f.same_top;
+  display_.note(fmt::format(
+      "quality: {}: PPL {:.4f} (base {:.4f}, {:+.2f}%), mean KLD {:.5f}, same top token {:.1f}%{}", quant, f.ppl,
+      f.base_ppl, f.ppl_increase_pct(), f.kld_mean, f.same_top * 100, measured->from_cache ? " (cached)" : ""));
+  return record;
 }
 
 Status Runner::record(const TrialRecord& r, const PlannedTrial& trial) {
@@ -208,8 +281,19 @@ Status Runner::run_group_trials(const TrialGroup& group) {
       group_model_id_.reset();  // no file, no model row
       return record_unrunnable(pending_, variant.error().message);
     }
-    model_path = *variant;
-    if (!may_start(*pending_.front())) return {};  // a Ctrl-C while the variant was written
+    model_path = variant->path;
+    if (variant->requantized && model_ids_.find(model_path) == model_ids_.end()) {
+      display_.note(
+          fmt::format("warning: the base {} is quantized already: its {} variant is requantized (worse than "
+                      "quantizing from F32, F16 or BF16) and its quality is measured against that base",
+                      base, quant));
+    }
+    auto model_id = model_id_of(model_path);
+    if (!model_id) return model_id.error();
+    if (*model_id) {
+      if (Status s = record_quality(base, quant, *variant, **model_id); !s) return s;
+    }
+    if (!may_start(*pending_.front())) return {};  // a Ctrl-C while the variant was written or scored
   }
   auto model_id = model_id_of(model_path);
   if (!model_id) return model_id.error();

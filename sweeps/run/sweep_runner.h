@@ -2,7 +2,8 @@
 // The sweep runner: runs a planned sweep into the results store, the store's one writer.
 //
 // It records the trials the plan skipped (status skipped, with the reason and the memory prediction), then
-// group by group produces the model file (a quantization variant when the group has one) and has
+// group by group produces the model file (a quantization variant when the group has one; its quality against the
+// base is measured once per variant and recorded in variant_quality, sweeps/quality) and has
 // run_group (group_execution.h) run the trials not yet recorded, recording each as it finishes in its own
 // transaction. Workers never touch the store: a worker left behind by a killed runner cannot write to it,
 // and because a trial is committed whole or not at all and the runner skips every config hash the store
@@ -18,6 +19,7 @@
 
 #include "kernels/result.h"
 #include "sweeps/plan/trial_plan.h"
+#include "sweeps/quality/variant_quality.h"
 #include "sweeps/spec/sweep_spec.h"
 #include "sweeps/store/results_store.h"
 #include "sweeps/trial/trial_executor.h"
@@ -28,6 +30,8 @@ struct SweepRunOptions {
   TrialSettings settings;
   double trial_timeout_s = 600;    // --trial-timeout
   std::string variant_cache_dir;   // --cache-dir: where quantization variants are written (empty: the default)
+  bool measure_quality = true;     // --no-quality: false (variants of a real base are not scored)
+  QualityMethod quality;           // the text and chunks a variant is scored on, against its base
   std::string executable;          // the worker binary; empty: this process's own
   bool progress_terminal = false;  // stderr is a terminal: the bar, else plain lines
   std::optional<double> host_read_bandwidth_gbs;  // the probe's, for the workers' bandwidth %

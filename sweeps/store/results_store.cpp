@@ -77,8 +77,8 @@ Status check_is_infertune_store(Database& db) {
     std::string listed;
     for (const std::string& n : names) listed += (listed.empty() ? "" : ", ") + n;
     if (listed.size() > 120) listed = listed.substr(0, 117) + "...";
-    return fail("{}: not an infertune results store (its tables are {}; a store has schema_version, trials, ...)",
-                file, listed);
+    return fail("{}: not an infertune results store (its tables are {}; a store has schema_version, trials, ...)", file,
+                listed);
   }
   return {};
 }
@@ -96,9 +96,10 @@ Result<ResultsStore> ResultsStore::open_read_only(const std::filesystem::path& p
   if (!version) return version.error();
   const int latest = store_schema_version();
   if (*version > latest) {
-    return fail("results store {}: schema version {} is newer than this infertune understands ({}); use a newer "
-                "infertune",
-                path.string(), *version, latest);
+    return fail(
+        "results store {}: schema version {} is newer than this infertune understands ({}); use a newer "
+        "infertune",
+        path.string(), *version, latest);
   }
   if (*version == latest) return ResultsStore(std::move(*db));
   auto copy = db->copy_to_memory();
@@ -381,6 +382,84 @@ Result<std::vector<Sample>> ResultsStore::samples(int64_t trial_id) {
     if (!*row) return samples;
     samples.push_back(
         {query->column_text(0), query->column_int(1), query->column_double(2), query->column_int(3) != 0});
+  }
+}
+
+Status ResultsStore::record_variant_quality(const VariantQualityRecord& q) {
+  auto statement = db_.prepare(
+      "INSERT INTO variant_quality (sweep_id, model_id, base_model_id, quant, status, reason, corpus, n_ctx, n_chunks,"
+      " positions, ppl, ppl_error, base_ppl, kld_mean, kld_error, kld_p99, kld_max, same_top, measured_at)"
+      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+      " ON CONFLICT (sweep_id, model_id) DO UPDATE SET base_model_id = excluded.base_model_id,"
+      " quant = excluded.quant, status = excluded.status, reason = excluded.reason, corpus = excluded.corpus,"
+      " n_ctx = excluded.n_ctx, n_chunks = excluded.n_chunks, positions = excluded.positions, ppl = excluded.ppl,"
+      " ppl_error = excluded.ppl_error, base_ppl = excluded.base_ppl, kld_mean = excluded.kld_mean,"
+      " kld_error = excluded.kld_error, kld_p99 = excluded.kld_p99, kld_max = excluded.kld_max,"
+      " same_top = excluded.same_top, measured_at = excluded.measured_at");
+  if (!statement) return statement.error();
+  const auto text_or_null = [](const std::string& t) { return t.empty() ? std::nullopt : std::optional(t); };
+  statement->bind(1, q.sweep_id)
+      .bind(2, q.model_id)
+      .bind(3, q.base_model_id)
+      .bind(4, q.quant)
+      .bind(5, to_string(q.status))
+      .bind(6, text_or_null(q.reason))
+      .bind(7, text_or_null(q.corpus))
+      .bind(8, q.n_ctx)
+      .bind(9, q.n_chunks)
+      .bind(10, q.positions)
+      .bind(11, q.ppl)
+      .bind(12, q.ppl_error)
+      .bind(13, q.base_ppl)
+      .bind(14, q.kld_mean)
+      .bind(15, q.kld_error)
+      .bind(16, q.kld_p99)
+      .bind(17, q.kld_max)
+      .bind(18, q.same_top)
+      .bind(19, utc_now_text());
+  if (Status s = statement->run(); !s) {
+    return fail("results store {}: quality of model {} in sweep {}: {}", db_.path().string(), q.model_id, q.sweep_id,
+                s.error().message);
+  }
+  return {};
+}
+
+Result<std::vector<VariantQualityRecord>> ResultsStore::variant_quality(int64_t sweep_id) {
+  auto query = db_.prepare(
+      "SELECT sweep_id, model_id, base_model_id, quant, status, reason, corpus, n_ctx, n_chunks, positions, ppl,"
+      " ppl_error, base_ppl, kld_mean, kld_error, kld_p99, kld_max, same_top FROM variant_quality"
+      " WHERE sweep_id = ? ORDER BY model_id");
+  if (!query) return query.error();
+  query->bind(1, sweep_id);
+  std::vector<VariantQualityRecord> rows;
+  for (;;) {
+    auto row = query->step();
+    if (!row) return row.error();
+    if (!*row) return rows;
+    VariantQualityRecord& q = rows.emplace_back();
+    q.sweep_id = query->column_int(0);
+    q.model_id = query->column_int(1);
+    q.base_model_id = query->column_optional_int(2);
+    q.quant = query->column_text(3);
+    const auto status = parse_quality_status(query->column_text(4));
+    if (!status) {
+      return fail("results store {}: sweep {}: unknown quality status '{}'", db_.path().string(), sweep_id,
+                  query->column_text(4));
+    }
+    q.status = *status;
+    q.reason = query->column_optional_text(5).value_or("");
+    q.corpus = query->column_optional_text(6).value_or("");
+    q.n_ctx = query->column_optional_int(7);
+    q.n_chunks = query->column_optional_int(8);
+    q.positions = query->column_optional_int(9);
+    q.ppl = query->column_optional_double(10);
+    q.ppl_error = query->column_optional_double(11);
+    q.base_ppl = query->column_optional_double(12);
+    q.kld_mean = query->column_optional_double(13);
+    q.kld_error = query->column_optional_double(14);
+    q.kld_p99 = query->column_optional_double(15);
+    q.kld_max = query->column_optional_double(16);
+    q.same_top = query->column_optional_double(17);
   }
 }
 

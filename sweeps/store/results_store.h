@@ -57,6 +57,12 @@ class ResultsStore {
   // The trial's raw samples in the order measured.
   Result<std::vector<Sample>> samples(int64_t trial_id);
 
+  // A quantization variant's quality in a sweep (once per variant, not per trial): inserted, or replacing the
+  // row of the same sweep and model. Errors (writing nothing) on an unknown sweep or model.
+  Status record_variant_quality(const VariantQualityRecord& quality);
+  // The sweep's quality rows, in model id order (none in a store written before schema version 4).
+  Result<std::vector<VariantQualityRecord>> variant_quality(int64_t sweep_id);
+
   Result<int64_t> add_recommendation(int64_t sweep_id, std::string_view scenario, std::optional<int64_t> trial_id,
                                      std::string_view details_json);
   // add_recommendation after deleting the sweep's earlier rows of the same scenario, in one transaction

@@ -21,6 +21,12 @@ constexpr std::array<std::pair<SweepStatus, std::string_view>, 4> kSweepStatusNa
     {SweepStatus::failed, "failed"},
 }};
 
+constexpr std::array<std::pair<QualityStatus, std::string_view>, 3> kQualityStatusNames = {{
+    {QualityStatus::measured, "measured"},
+    {QualityStatus::not_meaningful, "not_meaningful"},
+    {QualityStatus::failed, "failed"},
+}};
+
 template <class Enum, size_t N>
 std::string_view name_of(const std::array<std::pair<Enum, std::string_view>, N>& names, Enum value) {
   for (const auto& [e, name] : names) {
@@ -43,5 +49,12 @@ std::string_view to_string(TrialStatus status) { return name_of(kTrialStatusName
 std::string_view to_string(SweepStatus status) { return name_of(kSweepStatusNames, status); }
 std::optional<TrialStatus> parse_trial_status(std::string_view text) { return parse(kTrialStatusNames, text); }
 std::optional<SweepStatus> parse_sweep_status(std::string_view text) { return parse(kSweepStatusNames, text); }
+std::string_view to_string(QualityStatus status) { return name_of(kQualityStatusNames, status); }
+std::optional<QualityStatus> parse_quality_status(std::string_view text) { return parse(kQualityStatusNames, text); }
+
+std::optional<double> VariantQualityRecord::ppl_increase_pct() const {
+  if (!ppl || !base_ppl || *base_ppl <= 0) return std::nullopt;
+  return (*ppl / *base_ppl - 1) * 100;
+}
 
 }  // namespace infertune

@@ -94,6 +94,28 @@ struct TrialRecord {
   std::vector<Sample> samples;  // written with the trial; not filled when trials are read back
 };
 
+// The quality of a quantization variant against the sweep's base model (sweeps/quality), once per variant.
+enum class QualityStatus { measured, not_meaningful, failed };
+std::string_view to_string(QualityStatus status);
+std::optional<QualityStatus> parse_quality_status(std::string_view text);
+
+struct VariantQualityRecord {
+  int64_t sweep_id = 0;
+  int64_t model_id = 0;  // the variant
+  std::optional<int64_t> base_model_id;
+  std::string quant;
+  QualityStatus status = QualityStatus::measured;
+  std::string reason;  // not_meaningful / failed: why there are no figures
+  // measured only:
+  std::string corpus;
+  std::optional<int64_t> n_ctx, n_chunks, positions;
+  std::optional<double> ppl, ppl_error, base_ppl;
+  std::optional<double> kld_mean, kld_error, kld_p99, kld_max;
+  std::optional<double> same_top;  // 0..1
+  // (PPL / base PPL - 1) x 100, when both are known.
+  std::optional<double> ppl_increase_pct() const;
+};
+
 struct MetricRecord {
   std::string metric;
   SampleSummary summary;

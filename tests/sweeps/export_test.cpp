@@ -52,17 +52,17 @@ void write_golden_store(const std::filesystem::path& path) {
 }
 
 constexpr std::string_view kGoldenCsv =
-    R"(sweep_id,trial_id,status,reason,config_hash,model,config,pp_tps,pp_tps_ci95,tg_tps,tg_tps_ci95,ttft_ms,itl_p50_ms,itl_p95_ms,aggregate_tps,load_ms,predicted_peak_rss_bytes,peak_rss_bytes,started_at,finished_at,duration_s,quant,workload,n_prompt,n_gen,depth,threads,threads_batch,n_gpu_layers,n_ctx,n_batch,n_ubatch,n_parallel,type_k,type_v,flash_attn,mmap,numa,cpu_mask,ttft_p95_ms,itl_p99_ms,e2e_ms,e2e_p95_ms,aggregate_tps_ci95,cpu_busy_share,weight_read_gbs,bandwidth_pct,kv_bytes,instructions,cycles,llc_misses,ipc,model_bytes,gpu_busy_pct,gpu_vram_peak_bytes,gpu_mem_clock_mhz
-1,1,ok,,aaaa,/models/tiny q4.gguf,"{""model"":""tiny, q4"",""threads"":2}",250,0,12.5,,50,10,20,,125,1000,1200,2025-06-01T12:00:00.000Z,2025-06-01T12:00:02.250Z,2.25,,,,,,2,,,,,,,,,,,,,59,20,,,,,,,,,,,,4096,,,
+    R"(sweep_id,trial_id,status,reason,config_hash,model,config,pp_tps,pp_tps_ci95,tg_tps,tg_tps_ci95,ttft_ms,itl_p50_ms,itl_p95_ms,aggregate_tps,load_ms,predicted_peak_rss_bytes,peak_rss_bytes,started_at,finished_at,duration_s,quant,workload,n_prompt,n_gen,depth,threads,threads_batch,n_gpu_layers,n_ctx,n_batch,n_ubatch,n_parallel,type_k,type_v,flash_attn,mmap,numa,cpu_mask,ttft_p95_ms,itl_p99_ms,e2e_ms,e2e_p95_ms,aggregate_tps_ci95,cpu_busy_share,weight_read_gbs,bandwidth_pct,kv_bytes,instructions,cycles,llc_misses,ipc,model_bytes,gpu_busy_pct,gpu_vram_peak_bytes,gpu_mem_clock_mhz,quality_status,ppl,base_ppl,ppl_increase_pct,kld_mean,same_top
+1,1,ok,,aaaa,/models/tiny q4.gguf,"{""model"":""tiny, q4"",""threads"":2}",250,0,12.5,,50,10,20,,125,1000,1200,2025-06-01T12:00:00.000Z,2025-06-01T12:00:02.250Z,2.25,,,,,,2,,,,,,,,,,,,,59,20,,,,,,,,,,,,4096,,,,,,,,,
 1,2,failed,"exit status 1: ""bad | input"", see log
-second line",bbbb,,"{""threads"":4}",,,,,,,,,,,,,,,,,,,,4,,,,,,,,,,,,,,,,,,,,,,,,,,,,,
+second line",bbbb,,"{""threads"":4}",,,,,,,,,,,,,,,,,,,,4,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,
 )";
 
 constexpr std::string_view kGoldenMarkdown =
-    R"(| sweep_id | trial_id | status | reason | config_hash | model | config | pp_tps | pp_tps_ci95 | tg_tps | tg_tps_ci95 | ttft_ms | itl_p50_ms | itl_p95_ms | aggregate_tps | load_ms | predicted_peak_rss_bytes | peak_rss_bytes | started_at | finished_at | duration_s | quant | workload | n_prompt | n_gen | depth | threads | threads_batch | n_gpu_layers | n_ctx | n_batch | n_ubatch | n_parallel | type_k | type_v | flash_attn | mmap | numa | cpu_mask | ttft_p95_ms | itl_p99_ms | e2e_ms | e2e_p95_ms | aggregate_tps_ci95 | cpu_busy_share | weight_read_gbs | bandwidth_pct | kv_bytes | instructions | cycles | llc_misses | ipc | model_bytes | gpu_busy_pct | gpu_vram_peak_bytes | gpu_mem_clock_mhz |
-|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
-| 1 | 1 | ok | | aaaa | /models/tiny q4.gguf | {"model":"tiny, q4","threads":2} | 250.00 | 0.00 | 12.50 | | 50.00 | 10.00 | 20.00 | | 125.00 | 1000 | 1200 | 2025-06-01T12:00:00.000Z | 2025-06-01T12:00:02.250Z | 2.25 | | | | | | 2 | | | | | | | | | | | | | 59.00 | 20.00 | | | | | | | | | | | | 4096 | | | |
-| 1 | 2 | failed | exit status 1: "bad \| input", see log second line | bbbb | | {"threads":4} | | | | | | | | | | | | | | | | | | | | 4 | | | | | | | | | | | | | | | | | | | | | | | | | | | | | |
+    R"(| sweep_id | trial_id | status | reason | config_hash | model | config | pp_tps | pp_tps_ci95 | tg_tps | tg_tps_ci95 | ttft_ms | itl_p50_ms | itl_p95_ms | aggregate_tps | load_ms | predicted_peak_rss_bytes | peak_rss_bytes | started_at | finished_at | duration_s | quant | workload | n_prompt | n_gen | depth | threads | threads_batch | n_gpu_layers | n_ctx | n_batch | n_ubatch | n_parallel | type_k | type_v | flash_attn | mmap | numa | cpu_mask | ttft_p95_ms | itl_p99_ms | e2e_ms | e2e_p95_ms | aggregate_tps_ci95 | cpu_busy_share | weight_read_gbs | bandwidth_pct | kv_bytes | instructions | cycles | llc_misses | ipc | model_bytes | gpu_busy_pct | gpu_vram_peak_bytes | gpu_mem_clock_mhz | quality_status | ppl | base_ppl | ppl_increase_pct | kld_mean | same_top |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
+| 1 | 1 | ok | | aaaa | /models/tiny q4.gguf | {"model":"tiny, q4","threads":2} | 250.00 | 0.00 | 12.50 | | 50.00 | 10.00 | 20.00 | | 125.00 | 1000 | 1200 | 2025-06-01T12:00:00.000Z | 2025-06-01T12:00:02.250Z | 2.25 | | | | | | 2 | | | | | | | | | | | | | 59.00 | 20.00 | | | | | | | | | | | | 4096 | | | | | | | | | |
+| 1 | 2 | failed | exit status 1: "bad \| input", see log second line | bbbb | | {"threads":4} | | | | | | | | | | | | | | | | | | | | 4 | | | | | | | | | | | | | | | | | | | | | | | | | | | | | | | | | | | |
 )";
 
 constexpr std::string_view kGoldenJson = R"([
@@ -125,7 +125,13 @@ constexpr std::string_view kGoldenJson = R"([
     "model_bytes": 4096,
     "gpu_busy_pct": null,
     "gpu_vram_peak_bytes": null,
-    "gpu_mem_clock_mhz": null
+    "gpu_mem_clock_mhz": null,
+    "quality_status": null,
+    "ppl": null,
+    "base_ppl": null,
+    "ppl_increase_pct": null,
+    "kld_mean": null,
+    "same_top": null
   },
   {
     "sweep_id": 1,
@@ -185,7 +191,13 @@ constexpr std::string_view kGoldenJson = R"([
     "model_bytes": null,
     "gpu_busy_pct": null,
     "gpu_vram_peak_bytes": null,
-    "gpu_mem_clock_mhz": null
+    "gpu_mem_clock_mhz": null,
+    "quality_status": null,
+    "ppl": null,
+    "base_ppl": null,
+    "ppl_increase_pct": null,
+    "kld_mean": null,
+    "same_top": null
   }
 ]
 )";

@@ -1,10 +1,11 @@
-// Quantization variants of a base model: synthesized once in the base's shape and the requested type,
-// cached under a name keyed by the base's identity, reused when present.
+// Quantization variants of a base model: quantized from a real base (the bytes `infertune quantize` writes),
+// synthesized from a synthetic one, cached under a name keyed by the base's content, reused when present.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
 #include "engine/model/model.h"
+#include "engine/synth/presets.h"
 #include "sweeps/trial/model_variants.h"
 #include "test_support.h"
 
@@ -53,7 +54,7 @@ TEST(TrialVariants, SecondCallReusesTheFile) {
   fs::last_write_time(*first, written - std::chrono::hours(1));
   const auto marked = fs::last_write_time(*first);
   int progress_calls = 0;
-  auto second = variant_path(kBase, "q4_0", cache, [&](const SynthProgress&) { ++progress_calls; });
+  auto second = variant_path(kBase, "q4_0", cache, [&](uint64_t, uint64_t) { ++progress_calls; });
   ASSERT_TRUE(second) << second.error().message;
   EXPECT_EQ(*second, *first);
   EXPECT_EQ(fs::last_write_time(*second), marked);
@@ -69,9 +70,60 @@ TEST(TrialVariants, KeyedByBaseAndType) {
   EXPECT_NE(*q8, *q4);
   EXPECT_NE(*q8, *other);
   EXPECT_EQ(*q8, *variant_cache_path(kBase, "Q8_0", cache));  // type names are case-insensitive
-  // The same file through another spelling of its path is the same base.
+  // The same file through another spelling of its path is the same base, and so is a copy of its bytes.
   const fs::path dotted = fs::path(kBase).parent_path() / "." / fs::path(kBase).filename();
   EXPECT_EQ(*q8, *variant_cache_path(dotted.string(), "q8_0", cache));
+  const fs::path copy = test::temp_dir() / fs::path(kBase).filename();
+  fs::copy_file(kBase, copy);
+  EXPECT_EQ(*q8, *variant_cache_path(copy.string(), "q8_0", cache));
+}
+
+TEST(TrialVariants, ARealBaseIsQuantizedAsInfertuneQuantizeDoes) {
+  const fs::path dir = test::temp_dir();
+  for (const char* type : {"q8_0", "q4_0", "q4_k_m"}) {
+    auto variant = produce_variant(kBase, type, dir / "models");
+    ASSERT_TRUE(variant) << variant.error().message;
+    EXPECT_EQ(variant->source, VariantSource::quantized) << type;
+    EXPECT_FALSE(variant->requantized) << type;
+    const fs::path direct = dir / (std::string("direct-") + type + ".gguf");
+    const auto r = test::run_command(test::infertune_binary() + " quantize " + kBase + " " + direct.string() + " " +
+                                     type + " 2>&1");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(test::read_file_bytes(variant->path) == test::read_file_bytes(direct))
+        << type << ": the variant differs from `infertune quantize` of the same base";
+    auto file = GgufFile::open(variant->path);
+    ASSERT_TRUE(file);
+    EXPECT_FALSE(is_synthetic_model(*file));
+  }
+}
+
+TEST(TrialVariants, AQuantizedBaseIsRequantizedAndSaysSo) {
+  auto variant =
+      produce_variant(test::fixture_path("models/fixture-llama-Q8_0.gguf").string(), "q4_0", test::temp_dir());
+  ASSERT_TRUE(variant) << variant.error().message;
+  EXPECT_EQ(variant->source, VariantSource::quantized);
+  EXPECT_TRUE(variant->requantized);
+}
+
+TEST(TrialVariants, ASyntheticBaseGetsSynthesizedVariants) {
+  const fs::path dir = test::temp_dir();
+  const fs::path tiny = dir / "tiny.gguf";
+  const SynthRequest request{.config = find_synth_preset("tiny")->config,
+                             .preset = "tiny",
+                             .file_type = *file_type_from_name("f16"),
+                             .mix = {}};
+  ASSERT_TRUE(synthesize_once(request, tiny));
+  auto base = GgufFile::open(tiny.string());
+  ASSERT_TRUE(base);
+  EXPECT_TRUE(is_synthetic_model(*base));
+  EXPECT_FALSE(is_synthetic_model(*GgufFile::open(kBase)));
+  auto variant = produce_variant(tiny.string(), "q8_0", dir / "models");
+  ASSERT_TRUE(variant) << variant.error().message;
+  EXPECT_EQ(variant->source, VariantSource::synthesized);
+  EXPECT_NE(variant->path.find("-q8_0-synth.gguf"), std::string::npos) << variant->path;
+  auto file = GgufFile::open(variant->path);
+  ASSERT_TRUE(file);
+  EXPECT_TRUE(is_synthetic_model(*file));
 }
 
 TEST(TrialVariants, EmptyQuantIsTheBaseAndErrorsAreNamed) {
