@@ -244,14 +244,8 @@ struct AttentionTask {
   uint32_t first_row;  // within the group
   uint32_t n_rows;
   uint32_t first_key = 0;                // index into the group's key_cells where the task's keys start
-  uint32_t window_keys = kNoWindowSlot;  // a windowed row's key count, an index into WindowedRows::n_keys
+  uint32_t window_keys = kNoWindowSlot;  // a windowed row's key count: its index in list_tasks' windowed_n_keys
   static constexpr uint32_t kNoWindowSlot = 0xFFFFFFFFu;
-};
-
-// The key counts of the rows a sliding window cuts, each a task of its own (their spans must outlive the
-// problems built on them).
-struct WindowedRows {
-  std::vector<uint32_t> n_keys;
 };
 
 // The index of the first key row i of group g sees: keys at positions past pos - window (0 without a window).
@@ -264,10 +258,11 @@ uint32_t window_start(const KvUbatch& kv, const KvAttentionGroup& g, size_t i, u
 
 // Tasks of the later rows (which see more keys) first, so the dynamic hand-out ends with the small ones. With
 // a window, the rows from the first one it cuts on are single-row tasks over their window's keys.
+// windowed_n_keys: the key counts of the rows a window cuts (the problems' spans point into it).
 void list_tasks(const KvUbatch& kv, uint32_t n_head_kv, uint32_t window, std::vector<AttentionTask>& tasks,
-                WindowedRows& windowed) {
+                std::vector<uint32_t>& windowed_n_keys) {
   tasks.clear();
-  windowed.n_keys.clear();
+  windowed_n_keys.clear();
   const auto groups = kv.active_groups();
   for (uint32_t g = 0; g < groups.size(); ++g) {
     const KvAttentionGroup& group = groups[g];
@@ -275,8 +270,8 @@ void list_tasks(const KvUbatch& kv, uint32_t n_head_kv, uint32_t window, std::ve
     while (whole < group.rows.size() && window_start(kv, group, whole, window) == 0) ++whole;
     for (size_t i = whole; i < group.rows.size(); ++i) {
       const uint32_t first = window_start(kv, group, i, window);
-      const auto slot = static_cast<uint32_t>(windowed.n_keys.size());
-      windowed.n_keys.push_back(group.n_keys[i] - first);
+      const auto slot = static_cast<uint32_t>(windowed_n_keys.size());
+      windowed_n_keys.push_back(group.n_keys[i] - first);
       for (uint32_t h = 0; h < n_head_kv; ++h) tasks.push_back({g, h, static_cast<uint32_t>(i), 1, first, slot});
     }
     for (size_t end = whole; end > 0;) {
@@ -305,7 +300,7 @@ Status causal_attention(const ParallelFor& threads, const KvCache& cache, uint32
   const auto groups = kv.active_groups();
   // The calling thread's buffers, reused from call to call (as linear()'s quantized input).
   thread_local std::vector<AttentionTask> tasks;
-  thread_local WindowedRows windowed;
+  thread_local std::vector<uint32_t> windowed_n_keys;
   thread_local std::vector<AttentionProblem> problems;
   thread_local SplitAttentionBuffers split_buffers;
   auto problem_for = [&](const AttentionTask& task) {
@@ -317,7 +312,7 @@ Status causal_attention(const ParallelFor& threads, const KvCache& cache, uint32
     p.n_heads = n_gqa;
     p.n_keys = task.window_keys == AttentionTask::kNoWindowSlot
                    ? std::span<const uint32_t>(g.n_keys).subspan(task.first_row, task.n_rows)
-                   : std::span<const uint32_t>(windowed.n_keys).subspan(task.window_keys, 1);
+                   : std::span<const uint32_t>(windowed_n_keys).subspan(task.window_keys, 1);
     p.cells = std::span<const uint32_t>(g.key_cells).subspan(task.first_key);
     p.k = cache.storage().k_head(layer, task.kv_head);
     p.v = cache.storage().v_head(layer, task.kv_head);
@@ -334,7 +329,7 @@ Status causal_attention(const ParallelFor& threads, const KvCache& cache, uint32
     }
     if (Status s = check_attention_problem(whole); !s) return fail("attention, layer {}: {}", layer, s.error().message);
   }
-  list_tasks(kv, c.n_head_kv, window, tasks, windowed);
+  list_tasks(kv, c.n_head_kv, window, tasks, windowed_n_keys);
   problems.clear();
   for (const AttentionTask& task : tasks) problems.push_back(problem_for(task));
   Status s = run_split_attention(threads, fn, problems, scratch, split_buffers);
@@ -344,34 +339,27 @@ Status causal_attention(const ParallelFor& threads, const KvCache& cache, uint32
 
 namespace {
 
-// gate = silu(gate) * up over n rows of n_ff, token rows split between the threads (a prompt's [n][n_ff] is
+// The gate's activation times up, element-wise: silu_mul or gelu_mul (kernels/ops).
+struct GateActivation {
+  const char* name;
+  void (*mul)(std::span<const float> gate, std::span<const float> up, std::span<float> out);
+};
+constexpr GateActivation kSilu{"silu", silu_mul};
+constexpr GateActivation kGelu{"gelu", gelu_mul};
+
+// gate = activation(gate) * up over n rows of n_ff, token rows split between the threads (a prompt's [n][n_ff] is
 // too much for one).
-Status silu_mul_rows(const ParallelFor& threads, std::span<float> gate, std::span<const float> up, size_t n,
-                     size_t n_ff) {
+Status activate_rows(const ParallelFor& threads, GateActivation activation, std::span<float> gate,
+                     std::span<const float> up, size_t n, size_t n_ff) {
   const OpTimer timer(ProfiledOp::silu);
   return run_timed_ranges(
       ProfiledOp::silu, threads, n,
       [&](size_t begin, size_t end) {
         const size_t first = begin * n_ff, count = (end - begin) * n_ff;
-        silu_mul(gate.subspan(first, count), up.subspan(first, count), gate.subspan(first, count));
+        activation.mul(gate.subspan(first, count), up.subspan(first, count), gate.subspan(first, count));
       },
       min_chunk_for(n_ff));
 }
-
-// gate = gelu(gate) * up, as silu_mul_rows.
-Status gelu_mul_rows(const ParallelFor& threads, std::span<float> gate, std::span<const float> up, size_t n,
-                     size_t n_ff) {
-  const OpTimer timer(ProfiledOp::silu);
-  return run_timed_ranges(
-      ProfiledOp::silu, threads, n,
-      [&](size_t begin, size_t end) {
-        const size_t first = begin * n_ff, count = (end - begin) * n_ff;
-        gelu_mul(gate.subspan(first, count), up.subspan(first, count), gate.subspan(first, count));
-      },
-      min_chunk_for(n_ff));
-}
-
-enum class GateActivation { silu, gelu };
 
 Status gated_ffn(const ParallelFor& threads, const LayerWeights& layer, const ModelConfig& c, ForwardScratch& s,
                  size_t n, GateActivation activation) {
@@ -384,9 +372,9 @@ Status gated_ffn(const ParallelFor& threads, const LayerWeights& layer, const Mo
       !st) {
     return st;
   }
-  const Status st = activation == GateActivation::silu ? silu_mul_rows(threads, gate, up, n, c.n_ff)
-                                                       : gelu_mul_rows(threads, gate, up, n, c.n_ff);
-  if (!st) return fail("ffn, {}: {}", activation == GateActivation::silu ? "silu" : "gelu", st.error().message);
+  if (Status st = activate_rows(threads, activation, gate, up, n, c.n_ff); !st) {
+    return fail("ffn, {}: {}", activation.name, st.error().message);
+  }
   return linear(threads, layer.ffn_down, gate, n, rows(s.proj, n, c.n_embd), s.xq);
 }
 
@@ -394,12 +382,12 @@ Status gated_ffn(const ParallelFor& threads, const LayerWeights& layer, const Mo
 
 Status swiglu_ffn(const ParallelFor& threads, const LayerWeights& layer, const ModelConfig& c, ForwardScratch& s,
                   size_t n) {
-  return gated_ffn(threads, layer, c, s, n, GateActivation::silu);
+  return gated_ffn(threads, layer, c, s, n, kSilu);
 }
 
 Status geglu_ffn(const ParallelFor& threads, const LayerWeights& layer, const ModelConfig& c, ForwardScratch& s,
                  size_t n) {
-  return gated_ffn(threads, layer, c, s, n, GateActivation::gelu);
+  return gated_ffn(threads, layer, c, s, n, kGelu);
 }
 
 Status output_logits(const ForwardPass& pass, const ForwardBatch& batch) {
