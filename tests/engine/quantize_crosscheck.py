@@ -14,8 +14,7 @@ import sys
 
 try:
     import llama_cpp
-    import numpy as np
-    from gguf import GGUFReader
+    from gguf_compare import differences
 except ImportError as e:  # noqa: F841
     print(f"skipped: {e} (scripts/setup installs llama-cpp-python and gguf)")
     sys.exit(77)
@@ -35,36 +34,6 @@ def llama_quantize(src, dst, ftype, **options):
     rc = llama_cpp.llama_model_quantize(src.encode(), dst.encode(), ctypes.byref(p))
     if rc != 0:
         raise RuntimeError(f"llama_model_quantize {src} -> {dst} (ftype {ftype}) returned {rc}")
-
-
-def metadata(reader):
-    out = {}
-    for field in reader.fields.values():
-        if field.name.startswith("GGUF."):
-            continue
-        out[field.name] = [bytes(np.asarray(field.parts[i]).tobytes()) for i in field.data]
-    return out
-
-
-def differences(ref_path, ours_path):
-    ref, ours = GGUFReader(ref_path), GGUFReader(ours_path)
-    found = []
-    a = {t.name: t for t in ref.tensors}
-    b = {t.name: t for t in ours.tensors}
-    if set(a) != set(b):
-        found.append(f"tensor names differ: only llama.cpp {sorted(set(a) - set(b))}, only ours {sorted(set(b) - set(a))}")
-    for name in sorted(set(a) & set(b)):
-        t, u = a[name], b[name]
-        if t.tensor_type != u.tensor_type:
-            found.append(f"{name}: llama.cpp {t.tensor_type.name}, ours {u.tensor_type.name}")
-        elif np.asarray(t.data).tobytes() != np.asarray(u.data).tobytes():
-            found.append(f"{name} ({t.tensor_type.name}): the bytes differ")
-    ma, mb = metadata(ref), metadata(ours)
-    for key in sorted(set(ma) | set(mb)):
-        if ma.get(key) != mb.get(key):
-            found.append(f"metadata {key}: llama.cpp {'set' if key in ma else 'absent'}, ours "
-                         f"{'differs' if key in mb else 'absent'}")
-    return found
 
 
 def main():
