@@ -65,7 +65,7 @@ void quantize_row_q8_scalar(const float* x, size_t n, int8_t* codes, float* d, f
     const float scale = abs_max(xb, 32) / 127.0f;
     const int sum = quantize_codes(xb, 32, scale, codes + 32 * b);
     d[b] = f16_to_f32(f32_to_f16(scale));
-    dsum[b] = d[b] * static_cast<float>(sum);
+    dsum[b] = q8_offset_sum(scale, sum);
     if (isum) isum[b] = sum;
   }
 }

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "kernels/ggml_type.h"
+#include "kernels/half.h"
 #include "kernels/quant/blocks_k.h"
 
 namespace infertune {
@@ -25,10 +26,17 @@ ActivationFormat activation_format(GgmlType weight_type);
 // One 32-value-block row:  x: [n] floats, n a multiple of 32.  codes: [n] in value order (round(x * 127 / amax)),
 // d: [n / 32] block scales amax / 127 rounded to the nearest f16, as ggml stores q8_0 / q8_1 activation scales (so
 // the block products d_w * d_x are llama.cpp's bit for bit; the codes use the unrounded scale, as ggml's do),
-// dsum: [n / 32] d * (sum of the block's codes), so offset formats
-// (value = q * dw + m, or (q - 8) * dw) apply their offset once per block.
+// dsum: [n / 32] the block's offset sum for formats with a minimum (value = q * dw + m), which apply it once per
+// block: q8_offset_sum below, q8_1's s as ggml stores it.
 // isum (optional): [n / 32] the integer sums of the codes.
 void quantize_row_q8(const float* x, size_t n, int8_t* codes, float* d, float* dsum, int32_t* isum = nullptr);
+
+// q8_1's s: the unrounded scale times the sum of the codes, rounded to f16 (ggml's quantize_row_q8_1). Not the
+// rounded d times the sum: Q4_1 and Q5_1 products differ from llama.cpp's by about 1% of the logits' spread
+// with that one.
+inline float q8_offset_sum(float unrounded_scale, int code_sum) {
+  return f16_to_f32(f32_to_f16(unrounded_scale * static_cast<float>(code_sum)));
+}
 
 // One q8_K row:  x: [n] floats, n a multiple of 256.  out: [n / 256].
 void quantize_row_q8k(const float* x, size_t n, kquant::BlockQ8K* out);

@@ -151,8 +151,9 @@ std::vector<FigureChart> pareto_charts(const std::vector<ReportSweep>& sweeps) {
   memory.chart.x = {"peak memory (RSS, predicted or measured, the larger), MiB", {}, false};
   memory.chart.y = {"throughput, tokens/s", {}, true};
   latency.caption =
-      "Up and to the left is better. Emphasized points are the Pareto front over throughput, latency and memory: "
-      "no other configuration is at least as good in all three and better in one." +
+      "Up and to the left is better. Emphasized points are the Pareto front over throughput, latency and memory "
+      "(and, between quantization variants with measured quality, KL divergence from the base): no other "
+      "configuration is at least as good in all of them and better in one." +
       bases;
   memory.caption = "Up and to the left is better: the same configurations by the memory they need.";
   std::vector<FigureChart> charts;

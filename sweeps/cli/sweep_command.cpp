@@ -200,6 +200,8 @@ void print_recommendation(ResultsStore& store, int64_t sweep_id, const SweepSpec
   RecommendOptions options;
   options.max_mem_bytes = spec.max_mem_bytes;
   options.min_ctx = spec.min_ctx;
+  options.max_quality_loss_pct = spec.max_quality_loss_pct;
+  options.max_kld = spec.max_kld;
   auto report = recommend_sweep(store, sweep_id, options);
   if (!report) {
     fmt::print(stderr, "infertune sweep: no recommendation: {}\n", report.error().message);

@@ -80,6 +80,10 @@ std::string format_plan(const SweepSpec& spec, const SweepPlan& plan) {
   if (spec.max_mem_bytes) out += fmt::format("--max-mem {} MiB\n", mib(*spec.max_mem_bytes));
   if (spec.min_ctx) out += fmt::format("--min-ctx {}\n", spec.min_ctx);
   if (spec.time_budget_s) out += fmt::format("time budget {:g} s (enforced by the runner)\n", *spec.time_budget_s);
+  if (spec.max_quality_loss_pct) {
+    out += fmt::format("--max-quality-loss {:g}% (the recommendation's quality budget)\n", *spec.max_quality_loss_pct);
+  }
+  if (spec.max_kld) out += fmt::format("--max-kld {:g} (the recommendation's quality budget)\n", *spec.max_kld);
   const std::vector<Column> columns = setting_columns(plan);
   const std::string header = header_line(columns);
   for (size_t g = 0; g < plan.groups.size(); ++g) {

@@ -9,12 +9,21 @@ bool on_all_three(const Candidate& c) {
 
 }  // namespace
 
+std::optional<double> quality_loss(const Candidate& c) {
+  if (!c.quality || c.quality->status != QualityStatus::measured) return std::nullopt;
+  return c.quality->kld_mean;
+}
+
 bool dominates(const Candidate& a, const Candidate& b) {
   const double tp_a = a.throughput_tps->value, tp_b = b.throughput_tps->value;
   const double lat_a = a.latency_ms->value, lat_b = b.latency_ms->value;
   const int64_t mem_a = *a.peak_rss_bytes, mem_b = *b.peak_rss_bytes;
-  const bool no_worse = tp_a >= tp_b && lat_a <= lat_b && mem_a <= mem_b;
-  const bool better = tp_a > tp_b || lat_a < lat_b || mem_a < mem_b;
+  const std::optional<double> loss_a = quality_loss(a), loss_b = quality_loss(b);
+  if (loss_a.has_value() != loss_b.has_value()) return false;  // quality known on one side only: incomparable
+  const bool quality_no_worse = !loss_a || *loss_a <= *loss_b;
+  const bool quality_better = loss_a && *loss_a < *loss_b;
+  const bool no_worse = tp_a >= tp_b && lat_a <= lat_b && mem_a <= mem_b && quality_no_worse;
+  const bool better = tp_a > tp_b || lat_a < lat_b || mem_a < mem_b || quality_better;
   return no_worse && better;
 }
 

@@ -33,19 +33,6 @@ struct RecommendFlags {
   std::string output = "table";
 };
 
-// "1%", "1" or "0.5 %": a perplexity increase in percent, finite and not negative.
-Result<double> parse_percent(std::string text, const char* flag) {
-  const std::string given = text;
-  while (!text.empty() && text.back() == ' ') text.pop_back();
-  if (!text.empty() && text.back() == '%') text.pop_back();
-  double value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value) || value < 0) {
-    return fail("{} '{}': expected a percentage such as 1% or 0.5", flag, given);
-  }
-  return value;
-}
-
 Result<RecommendOptions> options_from(const RecommendFlags& flags) {
   RecommendOptions options;
   options.store_recommendations = false;  // a reader: the sweep records its own recommendations

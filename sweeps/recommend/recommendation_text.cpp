@@ -191,8 +191,10 @@ std::string scenario_details(const RecommendationReport& r, const ScenarioRecomm
 }
 
 std::string pareto_table(const RecommendationReport& r) {
-  std::string text = fmt::format("\nPareto front (throughput up, reply time down, peak RSS down): {} configuration{}\n",
-                                 r.pareto_front.size(), r.pareto_front.size() == 1 ? "" : "s");
+  const char* objectives = r.has_quality() ? "throughput up, reply time down, peak RSS down, KLD down"
+                                           : "throughput up, reply time down, peak RSS down";
+  std::string text = fmt::format("\nPareto front ({}): {} configuration{}\n", objectives, r.pareto_front.size(),
+                                 r.pareto_front.size() == 1 ? "" : "s");
   const size_t missing = static_cast<size_t>(std::ranges::count_if(r.candidates, [](const Candidate& c) {
     return c.excluded_reason.empty() && !(c.throughput_tps && c.latency_ms && c.peak_rss_bytes);
   }));

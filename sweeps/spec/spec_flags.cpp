@@ -35,6 +35,10 @@ constexpr std::array kFlags{
     SpecFlag{"min_ctx", "--min-ctx", "--min-ctx", "Skip configurations with a smaller context"},
     SpecFlag{"time_budget", "--time-budget", "--time-budget", "For the whole sweep (90s, 30m, 2h)"},
     SpecFlag{"order", "--order", "--order", "grouped (default), interleaved, random or random:SEED"},
+    SpecFlag{"max_quality_loss", "--max-quality-loss", "--max-quality-loss",
+             "The recommendation's quality budget: perplexity over the base (1%), for quantization variants"},
+    SpecFlag{"max_kld", "--max-kld", "--max-kld",
+             "The recommendation's quality budget: mean KL divergence from the base (0.05)"},
 };
 
 }  // namespace

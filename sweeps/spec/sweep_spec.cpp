@@ -21,9 +21,9 @@ namespace infertune {
 namespace {
 
 // The spec's own keys; the others are the settings the sweep takes (settings_table.h).
-constexpr std::array<std::string_view, 15> kSweepKeys{"models",  "base_model", "quant_types", "n_prompt",    "n_gen",
-                                                      "pg",      "depth",      "batched",     "serve",       "slo_ttft",
-                                                      "slo_itl", "max_mem",    "min_ctx",     "time_budget", "order"};
+constexpr std::array<std::string_view, 17> kSweepKeys{
+    "models",   "base_model", "quant_types", "n_prompt", "n_gen",       "pg",    "depth",   "batched",         "serve",
+    "slo_ttft", "slo_itl",    "max_mem",     "min_ctx",  "time_budget", "order", "max_kld", "max_quality_loss"};
 
 // A generous cap on token counts and sizes: a typo is an error, not a sweep that cannot run.
 constexpr int kMaxTokens = 1 << 22;
@@ -325,6 +325,27 @@ Status constraints(const SpecText& t, SweepSpec& s) {
   return {};
 }
 
+Status quality_budgets(const SpecText& t, SweepSpec& s) {
+  if (const SpecEntry* e = find(t, "max_quality_loss")) {
+    auto text = single(*e);
+    if (!text) return text.error();
+    auto percent = parse_percent(*text, e->where);
+    if (!percent) return percent.error();
+    s.max_quality_loss_pct = *percent;
+  }
+  if (const SpecEntry* e = find(t, "max_kld")) {
+    auto text = single(*e);
+    if (!text) return text.error();
+    double value = 0;
+    const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+    if (ec != std::errc() || end != text->data() + text->size() || !std::isfinite(value) || value < 0) {
+      return fail("{}: '{}' is not a KL divergence (a number 0 or above, such as 0.05)", e->where, *text);
+    }
+    s.max_kld = value;
+  }
+  return {};
+}
+
 // Each setting the sweep takes, as its Setting checks and spells it: the same values, errors and ranges
 // as bench's lists of the same flags.
 Status dimensions(const SpecText& t, SweepSpec& s) {
@@ -421,6 +442,7 @@ Result<SweepSpec> resolve_spec(const SpecText& text) {
   if (Status st = dimensions(text, s); !st) return st.error();
   if (Status st = workloads(text, s); !st) return st.error();
   if (Status st = constraints(text, s); !st) return st.error();
+  if (Status st = quality_budgets(text, s); !st) return st.error();
   return s;
 }
 
@@ -441,6 +463,19 @@ Result<uint64_t> parse_byte_size(std::string_view text, std::string_view where) 
     return fail("{}: '{}' is not a memory size (bytes, or with K, M, G, T: 8G, 512MiB)", where, text);
   }
   return static_cast<uint64_t>(value * scale);
+}
+
+Result<double> parse_percent(std::string_view text, std::string_view where) {
+  std::string_view number = text;
+  while (!number.empty() && number.back() == ' ') number.remove_suffix(1);
+  if (!number.empty() && number.back() == '%') number.remove_suffix(1);
+  double value = 0;
+  const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+  if (number.empty() || ec != std::errc() || end != number.data() + number.size() || !std::isfinite(value) ||
+      value < 0) {
+    return fail("{} '{}': expected a percentage such as 1% or 0.5", where, text);
+  }
+  return value;
 }
 
 Result<double> parse_duration_s(std::string_view text, std::string_view where) {

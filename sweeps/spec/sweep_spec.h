@@ -56,9 +56,14 @@ struct SweepSpec {
   std::optional<double> time_budget_s;    // for the whole sweep (the runner enforces it)
   TrialOrder order = TrialOrder::Grouped;
   uint64_t seed = 0;  // --order random:SEED
+  // Quality budgets for quantization variants, as recommend's --max-quality-loss (percent of perplexity
+  // over the base) and --max-kld: the recommendation the sweep prints and stores applies them.
+  std::optional<double> max_quality_loss_pct;
+  std::optional<double> max_kld;
 
-  // Canonical form: every field, sorted keys, the settings typed as setting_json.h spells them; its
-  // config_hash is the spec hash.
+  // Canonical form: every field but the quality budgets, sorted keys, the settings typed as setting_json.h
+  // spells them; its config_hash is the spec hash. The budgets choose among the trials rather than decide
+  // which run, so a budget added to a spec resumes the same sweep.
   nlohmann::json to_json() const;
   std::string hash() const;
 
@@ -91,6 +96,8 @@ Result<SweepSpec> resolve_spec(const SpecText& text);
 Result<uint64_t> parse_byte_size(std::string_view text, std::string_view where);
 // "90", "90s", "30m", "2h".
 Result<double> parse_duration_s(std::string_view text, std::string_view where);
+// "1%", "1" or "0.5 %": a percentage, finite and not negative.
+Result<double> parse_percent(std::string_view text, std::string_view where);
 
 // Every YAML key resolve_spec knows: the keys of the settings the sweep takes and the sweep's own (models,
 // workloads, constraints). Unknown keys are errors.

@@ -7,8 +7,8 @@ BOS and EOS among them) must give llama.cpp's ids with special-token parsing off
 usage: special_tokens_crosscheck.py INFERTUNE VOCAB_DIR
 Exits 77 (ctest's SKIP_RETURN_CODE) when llama-cpp-python or gguf-py is not installed."""
 import glob
+import json
 import os
-import re
 import subprocess
 import sys
 
@@ -47,13 +47,18 @@ def texts_with(specials: list) -> list:
     return texts
 
 
-def ours(infertune: str, vocab: str, text: str, special: bool, bos: bool) -> list:
-    cmd = [infertune, "tokenize", "-m", vocab, "--ids"] + (["--parse-special"] if special else []) + \
+def ours(infertune: str, vocab: str, texts: list, special: bool, bos: bool) -> list:
+    """Our ids for every text, from one `tokenize --jsonl` process."""
+    cmd = [infertune, "tokenize", "-m", vocab, "--jsonl"] + (["--parse-special"] if special else []) + \
         ([] if bos else ["--no-bos"])
-    result = subprocess.run(cmd, input=text, capture_output=True, text=True)
+    lines = "".join(json.dumps(t) + "\n" for t in texts)
+    result = subprocess.run(cmd, input=lines, capture_output=True, text=True)
     if result.returncode != 0:
         raise RuntimeError(f"tokenize exited {result.returncode}: {result.stderr[-300:]}")
-    return [int(t) for t in re.findall(r"-?\d+", result.stdout)]
+    answers = [json.loads(line) for line in result.stdout.splitlines()]
+    if len(answers) != len(texts):
+        raise RuntimeError(f"tokenize --jsonl gave {len(answers)} answers for {len(texts)} texts")
+    return answers
 
 
 def main() -> int:
@@ -67,11 +72,11 @@ def main() -> int:
             continue
         specials = special_texts(vocab)
         bad = 0
-        for text in texts_with(specials):
-            for special in (False, True):
-                for bos in (True, False):
+        texts = texts_with(specials)
+        for special in (False, True):
+            for bos in (True, False):
+                for text, got in zip(texts, ours(infertune, vocab, texts, special, bos)):
                     ref = list(llm.tokenize(text.encode(), add_bos=bos, special=special))
-                    got = ours(infertune, vocab, text, special, bos)
                     checked += 1
                     if got != ref:
                         bad += 1

@@ -50,6 +50,24 @@ TEST_F(TokenizeCommand, ReadsStdinWithoutPrompt) {
   EXPECT_EQ(r.output, "1,15043,3186\n");
 }
 
+TEST_F(TokenizeCommand, JsonLinesTokenizeManyTextsInOrder) {
+  // One JSON string per line (the second holds a newline); blank lines are skipped.
+  const auto r = run_command("printf '%s\\n\\n%s\\n' '\"Hello world\"' '\"Hello\\nworld\"' | " + infertune_binary() +
+                             " tokenize --jsonl -m " + spm_vocab());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto single =
+      run_command("printf 'Hello\\nworld' | " + infertune_binary() + " tokenize --ids -m " + spm_vocab());
+  std::string ids = single.output.substr(0, single.output.find('\n'));
+  EXPECT_EQ(r.output, "[1,15043,3186]\n[" + ids + "]\n");
+}
+
+TEST_F(TokenizeCommand, JsonLinesNameTheLineThatIsNotAString) {
+  const auto r = run_command("printf '%s\\n%s\\n' '\"ok\"' '[1, 2]' | " + infertune_binary() + " tokenize --jsonl -m " +
+                             spm_vocab() + " 2>&1");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("stdin line 2: expected a JSON string"), std::string::npos) << r.output;
+}
+
 TEST_F(TokenizeCommand, ParseSpecialRecognisesControlTokens) {
   auto r = tokenize("-m " + spm_vocab() + " --ids --no-bos --parse-special -p '<s>Hello world'");
   EXPECT_EQ(r.output, "1,15043,3186\n");

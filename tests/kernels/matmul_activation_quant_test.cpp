@@ -54,7 +54,8 @@ TEST(ActivationQuant, Q8RowFollowsTheDefinition) {
       EXPECT_LE(std::abs(codes[i]), 127);
       sum += codes[i];
     }
-    EXPECT_EQ(dsum[b], d[b] * static_cast<float>(sum));
+    // q8_1's s: the unrounded scale times the code sum, rounded to f16 (not d[b] * sum).
+    EXPECT_EQ(dsum[b], f16_to_f32(f32_to_f16(amax / 127.0f * static_cast<float>(sum))));
   }
 }
 

@@ -133,6 +133,27 @@ TEST(SweepSpec, ServedWorkloadErrorsNameTheKey) {
   EXPECT_NE(spec.error().message.find("served workload"), std::string::npos) << spec.error().message;
 }
 
+TEST(SweepSpec, QualityBudgetsAreReadButLeaveTheHash) {
+  auto plain = from_yaml("base_model: f16.gguf\nquant_types: [q8_0, q4_0]\n");
+  auto budget = from_yaml("base_model: f16.gguf\nquant_types: [q8_0, q4_0]\nmax_quality_loss: 1.5%\nmax_kld: 0.05\n");
+  ASSERT_TRUE(plain && budget);
+  EXPECT_EQ(budget->max_quality_loss_pct, 1.5);
+  EXPECT_EQ(budget->max_kld, 0.05);
+  EXPECT_FALSE(plain->max_quality_loss_pct || plain->max_kld);
+  // A budget chooses among the trials; it does not change which run, so a resume with one added matches.
+  EXPECT_EQ(budget->hash(), plain->hash());
+  auto flags =
+      from_flags({{"base_model", {"f16.gguf"}}, {"quant_types", {"q8_0,q4_0"}}, {"max_quality_loss", {"1.5"}}});
+  ASSERT_TRUE(flags) << flags.error().message;
+  EXPECT_EQ(flags->max_quality_loss_pct, 1.5);
+  for (const char* bad : {"max_quality_loss: lots\n", "max_quality_loss: -1%\n", "max_kld: -0.1\n", "max_kld: 0.1x\n",
+                          "max_kld: [0.1, 0.2]\n"}) {
+    auto spec = from_yaml(std::string("models: m.gguf\n") + bad);
+    ASSERT_FALSE(spec) << bad;
+    EXPECT_NE(spec.error().message.find("spec.yaml:2"), std::string::npos) << spec.error().message;
+  }
+}
+
 TEST(SweepSpec, HashIgnoresKeyOrderButNotValues) {
   auto a = from_yaml("models: m.gguf\nthreads: [1, 2]\nbatch_size: 256\n");
   auto b = from_yaml("batch_size: 256\nthreads: 1,2\nmodels: [m.gguf]\n");

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "kernels/half.h"
+#include "kernels/matmul/activation_quant.h"
 
 #pragma GCC push_options
 #pragma GCC target("avx2")
@@ -70,7 +71,7 @@ void quantize_row_q8_avx2(const float* x, size_t n, int8_t* codes, float* d, flo
     quantize32(xb, _mm256_set1_ps(inv), codes + 32 * b, h0, h1);
     d[b] = f16_to_f32(f32_to_f16(scale));
     const int sum = hsum_i32(_mm256_add_epi32(h0, h1));
-    dsum[b] = d[b] * static_cast<float>(sum);
+    dsum[b] = q8_offset_sum(scale, sum);
     if (isum) isum[b] = sum;
   }
 }
