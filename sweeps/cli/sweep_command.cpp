@@ -18,6 +18,7 @@
 #include "engine/gpu/gpu_memory.h"
 #include "engine/settings/setting_flags.h"
 #include "sweeps/plan/plan_table.h"
+#include "sweeps/plan/shard_plan.h"
 #include "sweeps/plan/trial_plan.h"
 #include "sweeps/recommend/recommend.h"
 #include "sweeps/run/sweep_records.h"
@@ -54,6 +55,7 @@ struct SweepOptions {
   bool no_warmup = false;
   std::string cache_dir;
   bool no_quality = false;
+  std::string shard;  // --shard I/N
 };
 
 // What --resume names: a sweep id (digits) or a spec hash (16 hex digits).
@@ -98,21 +100,29 @@ Result<SpecText> command_line_spec(const std::string& spec_file, const SpecFlagT
   return merge_spec_flags(std::move(text), flags);
 }
 
-// The sweep's spec, planned, and its text as stored.
+// The sweep's spec, planned (only the --shard slice of it when one is given), and its text as stored.
 struct PlannedSweep {
   SpecText text;
   SweepSpec spec;
   SweepPlan plan;
+  std::string shard;  // "2/3"; "": the whole plan
 };
 
-Result<PlannedSweep> plan_from_text(SpecText text) {
+Result<PlannedSweep> plan_from_text(SpecText text, const std::string& shard) {
   auto spec = resolve_spec(text);
   if (!spec) return spec.error();
   // A -C mask naming CPUs this machine lacks is refused before any trial, as run and bench refuse it.
   if (Status fits = check_settings_on_machine(spec->settings, this_machine_cpus); !fits) return fits.error();
   auto plan = plan_sweep(*spec, gguf_model_shapes(), gpu_memory_budget());
   if (!plan) return plan.error();
-  return PlannedSweep{.text = std::move(text), .spec = std::move(*spec), .plan = std::move(*plan)};
+  PlannedSweep planned{.text = std::move(text), .spec = std::move(*spec), .plan = std::move(*plan), .shard = ""};
+  if (!shard.empty()) {
+    auto slice = parse_shard(shard, "--shard");
+    if (!slice) return slice.error();
+    planned.plan = shard_of(planned.plan, *slice);
+    planned.shard = slice->text();
+  }
+  return planned;
 }
 
 // `infertune sweep` with neither a spec nor a dimension flag: the built-in default sweep, its synthetic
@@ -147,8 +157,9 @@ Result<SpecText> given_or_default_spec(const SweepOptions& o) {
 int dry_run(const SweepOptions& o) {
   auto text = given_or_default_spec(o);
   if (!text) return report_error("sweep", text.error().message);
-  auto planned = plan_from_text(std::move(*text));
+  auto planned = plan_from_text(std::move(*text), o.shard);
   if (!planned) return report_error("sweep", planned.error().message);
+  if (!planned->shard.empty()) fmt::print(stderr, "shard {} of the plan\n", planned->shard);
   if (o.json) {
     fmt::print("{}\n", plan_to_json(planned->plan).dump(2));
   } else {
@@ -160,7 +171,8 @@ int dry_run(const SweepOptions& o) {
 // The sweep --resume continues, or nullopt for a new one. A bare --resume with no sweep of the spec starts
 // one (so "resume until done" works from any point, even a runner killed before it created the sweep).
 Result<std::optional<SweepRecord>> sweep_to_resume(ResultsStore& store, const std::optional<SweepReference>& ref,
-                                                   const SweepPlan& plan, const std::string& db) {
+                                                   const PlannedSweep& planned, const std::string& db) {
+  const SweepPlan& plan = planned.plan;
   std::optional<SweepRecord> sweep;
   if (ref && ref->id) {
     auto found = store.find_sweep(*ref->id);
@@ -169,11 +181,12 @@ Result<std::optional<SweepRecord>> sweep_to_resume(ResultsStore& store, const st
     sweep = **found;
   } else {
     const std::string hash = ref ? ref->spec_hash : plan.spec_hash;
-    auto found = store.find_latest_sweep(hash);
+    auto found = store.find_latest_sweep(hash, planned.shard);
     if (!found) return found.error();
-    if (!*found && ref) return fail("--resume {}: {} has no sweep with that spec hash", hash, db);
+    const std::string slice = planned.shard.empty() ? "" : ", shard " + planned.shard;
+    if (!*found && ref) return fail("--resume {}: {} has no sweep with that spec hash{}", hash, db, slice);
     if (!*found) {
-      fmt::print(stderr, "no sweep of this spec (hash {}) in {} to resume: starting one\n", hash, db);
+      fmt::print(stderr, "no sweep of this spec (hash {}{}) in {} to resume: starting one\n", hash, slice, db);
       return std::optional<SweepRecord>{};
     }
     sweep = **found;
@@ -184,6 +197,10 @@ Result<std::optional<SweepRecord>> sweep_to_resume(ResultsStore& store, const st
         "or --resume {} alone to use the stored one)",
         sweep->id, sweep->spec_hash, plan.spec_hash, sweep->id);
   }
+  if (sweep->shard != planned.shard) {
+    const auto slice = [](const std::string& s) { return s.empty() ? std::string("the whole plan") : "shard " + s; };
+    return fail("--resume: sweep {} ran {}, not {}", sweep->id, slice(sweep->shard), slice(planned.shard));
+  }
   return sweep;
 }
 
@@ -192,17 +209,15 @@ Result<int64_t> create_sweep(ResultsStore& store, const PlannedSweep& planned, c
   if (!host) return host.error();
   auto build = store.upsert_build(this_build_record());
   if (!build) return build.error();
-  return store.create_sweep(NewSweep{
-      .spec = spec_text_yaml(planned.text), .spec_hash = planned.plan.spec_hash, .host_id = *host, .build_id = *build});
+  return store.create_sweep(NewSweep{.spec = spec_text_yaml(planned.text),
+                                     .spec_hash = planned.plan.spec_hash,
+                                     .host_id = *host,
+                                     .build_id = *build,
+                                     .shard = planned.shard});
 }
 
 void print_recommendation(ResultsStore& store, int64_t sweep_id, const SweepSpec& spec, bool json) {
-  RecommendOptions options;
-  options.max_mem_bytes = spec.max_mem_bytes;
-  options.min_ctx = spec.min_ctx;
-  options.max_quality_loss_pct = spec.max_quality_loss_pct;
-  options.max_kld = spec.max_kld;
-  auto report = recommend_sweep(store, sweep_id, options);
+  auto report = recommend_sweep(store, sweep_id, recommend_options_for(spec));
   if (!report) {
     fmt::print(stderr, "infertune sweep: no recommendation: {}\n", report.error().message);
     return;
@@ -227,6 +242,12 @@ int print_summary(ResultsStore& store, int64_t sweep_id, SweepStatus status, con
   fmt::print(out, "; results in {}\n", o.db);
   if (status == SweepStatus::done) {
     fmt::print(out, "  infertune export --db {} --sweep {}\n", o.db, sweep_id);
+    if (!planned.shard.empty()) {
+      fmt::print(out,
+                 "  shard {}: the recommendation below covers this slice only; merge the slices' stores "
+                 "(infertune merge ALL.db SHARD.db ...) for the whole sweep's\n",
+                 planned.shard);
+    }
     print_recommendation(store, sweep_id, planned.spec, o.json);
     return 0;
   }
@@ -273,7 +294,7 @@ int run_sweep_command(SweepOptions o) {
     text = given_or_default_spec(o);
   }
   if (!text) return report_error("sweep", text.error().message);
-  auto planned = plan_from_text(std::move(*text));
+  auto planned = plan_from_text(std::move(*text), o.shard);
   if (!planned) return report_error("sweep", planned.error().message);
   if (!store) {
     auto opened = ResultsStore::open(o.db);
@@ -283,7 +304,7 @@ int run_sweep_command(SweepOptions o) {
 
   std::optional<SweepRecord> resumed;
   if (resuming) {
-    auto found = sweep_to_resume(*store, ref, planned->plan, o.db);
+    auto found = sweep_to_resume(*store, ref, *planned, o.db);
     if (!found) return report_error("sweep", found.error().message);
     resumed = *found;
     if (resumed && resumed->status == SweepStatus::done) {
@@ -304,8 +325,9 @@ int run_sweep_command(SweepOptions o) {
     if (!created) return report_error("sweep", created.error().message);
     sweep_id = *created;
   }
-  fmt::print(stderr, "sweep {}: {} trials ({} skipped) in {} reload groups -> {}\n", sweep_id,
-             planned->plan.trials.size(), planned->plan.n_skipped(), planned->plan.groups.size(), o.db);
+  fmt::print(stderr, "sweep {}{}: {} trials ({} skipped) in {} reload groups -> {}\n", sweep_id,
+             planned->shard.empty() ? "" : " (shard " + planned->shard + ")", planned->plan.trials.size(),
+             planned->plan.n_skipped(), planned->plan.groups.size(), o.db);
 
   SweepRunOptions run;
   run.settings = *settings;
@@ -349,6 +371,9 @@ void add_sweep_command(Subcommands& commands) {
   sub->add_flag("--no-quality", options->no_quality,
                 "Do not score the variants of a real base model (perplexity and KL divergence against the base on "
                 "the python-tutorial corpus, once per variant)");
+  sub->add_option("--shard", options->shard,
+                  "Run only the I-th of N disjoint, balanced slices of the plan (I/N, e.g. 2/3), into this store; "
+                  "`infertune merge` combines the slices' stores");
   add_sweep_spec_flags(*sub, options->flags);
   commands.add_aliases("sweep", sweep_flag_aliases());
 }

@@ -130,4 +130,13 @@ Result<RecommendationReport> recommend_sweep(ResultsStore& store, int64_t sweep_
   return report;
 }
 
+RecommendOptions recommend_options_for(const SweepSpec& spec) {
+  RecommendOptions options;
+  options.max_mem_bytes = spec.max_mem_bytes;
+  options.min_ctx = spec.min_ctx;
+  options.max_quality_loss_pct = spec.max_quality_loss_pct;
+  options.max_kld = spec.max_kld;
+  return options;
+}
+
 }  // namespace infertune

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "kernels/result.h"
+#include "sweeps/spec/sweep_spec.h"
 #include "sweeps/store/results_store.h"
 
 namespace infertune {
@@ -154,6 +155,9 @@ struct RecommendationReport {
 // replacing the rows of an earlier run for the same sweep and scenario. Errors only for an unknown sweep or
 // a store error; a sweep without usable trials is a report with no_candidates_reason.
 Result<RecommendationReport> recommend_sweep(ResultsStore& store, int64_t sweep_id, const RecommendOptions& options);
+
+// The options a sweep's spec asks its recommendation for: its constraints (max_mem, min_ctx) and quality budget.
+RecommendOptions recommend_options_for(const SweepSpec& spec);
 
 // The table a person reads: per scenario the rule, the configuration, its main metrics, peak RSS, the
 // margin and the command lines; then the Pareto front.

@@ -93,8 +93,8 @@ Result<int64_t> record_load_levels(ResultsStore& store, int64_t host_id, int64_t
     return fail("loadgen: {} levels run but {} summarized", runs.size(), summaries.size());
   }
   const nlohmann::json spec = options_json(options);
-  auto sweep = store.create_sweep(
-      NewSweep{.spec = spec_text(spec), .spec_hash = config_hash(spec), .host_id = host_id, .build_id = build_id});
+  auto sweep = store.create_sweep(NewSweep{
+      .spec = spec_text(spec), .spec_hash = config_hash(spec), .host_id = host_id, .build_id = build_id, .shard = ""});
   if (!sweep) return sweep.error();
   for (size_t i = 0; i < runs.size(); ++i) {
     if (auto id = store.record_trial(level_trial(*sweep, options, runs[i], summaries[i])); !id) return id.error();

@@ -17,7 +17,7 @@ std::optional<std::string_view> null_if_empty(std::string_view text) {
 }
 
 constexpr std::string_view kSweepColumns =
-    "SELECT id, spec, spec_hash, status, host_id, build_id, started_at, finished_at FROM sweeps";
+    "SELECT id, spec, spec_hash, status, host_id, build_id, started_at, finished_at, shard FROM sweeps";
 
 SweepRecord read_sweep(const Statement& row) {
   SweepRecord sweep;
@@ -29,6 +29,7 @@ SweepRecord read_sweep(const Statement& row) {
   sweep.build_id = row.column_int(5);
   sweep.started_at = row.column_text(6);
   sweep.finished_at = row.column_text(7);
+  sweep.shard = row.column_text(8);
   return sweep;
 }
 
@@ -193,11 +194,16 @@ Result<int64_t> ResultsStore::upsert_model(const ModelRecord& model) {
 
 Result<int64_t> ResultsStore::create_sweep(const NewSweep& sweep) {
   auto statement = db_.prepare(
-      "INSERT INTO sweeps (spec, spec_hash, status, host_id, build_id, started_at) VALUES (?, ?, 'running', ?, ?, ?)"
-      " RETURNING id");
+      "INSERT INTO sweeps (spec, spec_hash, status, host_id, build_id, started_at, shard)"
+      " VALUES (?, ?, 'running', ?, ?, ?, ?) RETURNING id");
   if (!statement) return statement.error();
   statement->bind(1, sweep.spec).bind(2, sweep.spec_hash).bind(3, sweep.host_id).bind(4, sweep.build_id);
   statement->bind(5, utc_now_text());
+  if (sweep.shard.empty()) {
+    statement->bind(6, std::nullopt);
+  } else {
+    statement->bind(6, sweep.shard);
+  }
   return insert_returning_id(*statement);
 }
 
@@ -208,10 +214,11 @@ Result<std::optional<SweepRecord>> ResultsStore::find_sweep(int64_t id) {
   return first_sweep(*statement);
 }
 
-Result<std::optional<SweepRecord>> ResultsStore::find_latest_sweep(std::string_view spec_hash) {
-  auto statement = db_.prepare(std::string(kSweepColumns) + " WHERE spec_hash = ? ORDER BY id DESC LIMIT 1");
+Result<std::optional<SweepRecord>> ResultsStore::find_latest_sweep(std::string_view spec_hash, std::string_view shard) {
+  auto statement = db_.prepare(std::string(kSweepColumns) +
+                               " WHERE spec_hash = ? AND coalesce(shard, '') = ? ORDER BY id DESC LIMIT 1");
   if (!statement) return statement.error();
-  statement->bind(1, spec_hash);
+  statement->bind(1, spec_hash).bind(2, shard);
   return first_sweep(*statement);
 }
 

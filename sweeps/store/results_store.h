@@ -21,6 +21,9 @@
 
 namespace infertune {
 
+// Errors, naming the file, unless `db` holds an infertune store's tables (schema_version and trials).
+Status check_is_infertune_store(Database& db);
+
 class ResultsStore {
  public:
   // options.create = false: the file must exist (readers such as export).
@@ -40,8 +43,9 @@ class ResultsStore {
   // A new sweep, status running, started now.
   Result<int64_t> create_sweep(const NewSweep& sweep);
   Result<std::optional<SweepRecord>> find_sweep(int64_t id);
-  // The most recent sweep of that spec (what --resume continues when given a spec hash).
-  Result<std::optional<SweepRecord>> find_latest_sweep(std::string_view spec_hash);
+  // The most recent sweep of that spec and slice of its plan ("": the whole plan; what --resume continues when
+  // given a spec hash).
+  Result<std::optional<SweepRecord>> find_latest_sweep(std::string_view spec_hash, std::string_view shard = "");
   // done / interrupted / failed set finished_at to now; running (a resume) clears it.
   Status set_sweep_status(int64_t id, SweepStatus status);
 

@@ -389,12 +389,19 @@ LEFT JOIN variant_quality AS q ON q.sweep_id = t.sweep_id AND q.model_id = t.mod
 ORDER BY t.sweep_id, t.id;
 )sql";
 
+// Version 5: the slice of the plan a sweep ran (`infertune sweep --shard I/N`, or the slices a merge combined):
+// 'I/N', 'I,J/N'; NULL for the whole plan. Older sweeps ran whole plans: NULL.
+constexpr std::string_view kSchemaV5 = R"sql(
+ALTER TABLE sweeps ADD COLUMN shard TEXT;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "hosts, builds, models, sweeps, trials, samples, metrics, recommendations; trial_summary view", kSchemaV1},
     {2, "trial_summary with configuration columns, tail latencies and utilization metrics", kSchemaV2},
     {3, "trial_summary with GPU utilization metrics", kSchemaV3},
     {4, "variant_quality (perplexity, KL divergence of quantization variants); trial_summary with its figures",
      kSchemaV4},
+    {5, "sweeps.shard: the slice of the plan a sharded sweep ran", kSchemaV5},
 };
 
 }  // namespace

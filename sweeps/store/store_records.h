@@ -57,6 +57,7 @@ struct NewSweep {
   std::string spec_hash;
   int64_t host_id = 0;
   int64_t build_id = 0;
+  std::string shard;  // the slice of the plan ("2/3", sweeps/plan/shard_plan.h); "": the whole plan
 };
 
 struct SweepRecord {
@@ -68,6 +69,7 @@ struct SweepRecord {
   int64_t build_id = 0;
   std::string started_at;
   std::string finished_at;  // "" while running
+  std::string shard;        // "2/3", "1,3/3" (merged slices); "": the whole plan
 };
 
 // One raw measurement. A repetition may hold many values of one metric (every inter-token gap).

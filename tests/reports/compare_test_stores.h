@@ -49,7 +49,7 @@ inline int64_t add_sweep(ResultsStore& store, const std::vector<TrialSpec>& tria
   auto build_id = store.upsert_build({"0.1.0", commit, "GNU", "Release", "-O3", "cpu", "avx2"});
   auto model_id = store.upsert_model({"modelhash1", "/models/m.gguf", "llama", 1000, 4096, "{}"});
   EXPECT_TRUE(host_id && build_id && model_id);
-  auto sweep = store.create_sweep({"spec", spec_hash, *host_id, *build_id});
+  auto sweep = store.create_sweep({"spec", spec_hash, *host_id, *build_id, ""});
   EXPECT_TRUE(sweep);
   for (const TrialSpec& spec : trials) {
     TrialRecord t;

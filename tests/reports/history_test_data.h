@@ -71,7 +71,7 @@ inline int64_t add_history_sweep(ResultsStore& store, const HistorySweep& s) {
   auto host_id = store.upsert_host(host);
   auto build_id = store.upsert_build(build);
   EXPECT_TRUE(host_id && build_id);
-  auto sweep = store.create_sweep({"threads: [1, 2]\n", "spec-" + s.commit, *host_id, *build_id});
+  auto sweep = store.create_sweep({"threads: [1, 2]\n", "spec-" + s.commit, *host_id, *build_id, ""});
   EXPECT_TRUE(sweep) << sweep.error().message;
   auto set_time = store.database().prepare("UPDATE sweeps SET started_at = ? WHERE id = ?");
   EXPECT_TRUE(set_time);

@@ -93,7 +93,7 @@ TEST(ReportTables, TwoSweepsSideBySideByConfiguration) {
   {
     auto store = ResultsStore::open(db);
     ASSERT_TRUE(store);
-    auto second = store->create_sweep({"threads: [1]\n", "other", 1, 1});
+    auto second = store->create_sweep({"threads: [1]\n", "other", 1, 1, ""});
     ASSERT_TRUE(second);
     // Twice as fast on -t 1 -np 4; the other configurations are missing from the second sweep.
     record(*store, *second, {trial_config(1, 4, batched_workload(4)), batched_metrics(160, 25, 5)});
@@ -210,7 +210,7 @@ TEST(HtmlReport, HistoryAcrossSweepsMarksTheChange) {
   const nlohmann::json config = trial_config(2, 1, single_workload("tg", 0, 32));
   record(store, sweep, {config, {{metric::kGenTokensPerSecond, around(100, 1)}}});
   for (int i = 1; i < 6; ++i) {
-    auto next = store.create_sweep({"threads: [2]\n", "spec" + std::to_string(i), 1, 1});
+    auto next = store.create_sweep({"threads: [2]\n", "spec" + std::to_string(i), 1, 1, ""});
     ASSERT_TRUE(next);
     const double level = i < 3 ? 100 : 70;
     record(store, *next, {config, {{metric::kGenTokensPerSecond, around(level + i % 2, 1)}}});

@@ -240,7 +240,7 @@ TEST_F(ExportGolden, SweepSelectsItsTrialsOnly) {
   {
     auto store = ResultsStore::open(path_);
     ASSERT_TRUE(store);
-    auto sweep2 = store->create_sweep({"other", "h2", 1, 1});
+    auto sweep2 = store->create_sweep({"other", "h2", 1, 1, ""});
     ASSERT_TRUE(sweep2);
     ASSERT_TRUE(store->record_trial(test::test_trial(*sweep2, 7)));
   }

@@ -86,7 +86,7 @@ TEST(RecommendCli, DefaultIsTheLatestSweep) {
   int64_t first = 0;
   auto store = store_with_sweep(db, first);
   record(store, first, {trial_config(1, 1, batched_workload(1)), batched_metrics(20, 50, 10)});
-  auto second = store.create_sweep({"threads: [3]\n", "other-spec", 1, 1});
+  auto second = store.create_sweep({"threads: [3]\n", "other-spec", 1, 1, ""});
   ASSERT_TRUE(second) << second.error().message;
   record(store, *second, {trial_config(3, 1, batched_workload(1)), batched_metrics(30, 40, 9)});
   auto latest = store.latest_sweep_id();

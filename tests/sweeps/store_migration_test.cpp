@@ -43,13 +43,13 @@ TEST(StoreSchema, OpeningCreatesEveryTableAndTheView) {
   auto store = ResultsStore::open(test::temp_dir() / "r.db");
   ASSERT_TRUE(store) << store.error().message;
   Database& db = store->database();
-  EXPECT_EQ(store_schema_version(), 4);
-  EXPECT_EQ(*schema_version(db), 4);
+  EXPECT_EQ(store_schema_version(), 5);
+  EXPECT_EQ(*schema_version(db), 5);
   const std::set<std::string> expected = {"schema_version", "hosts",   "builds",  "models",          "sweeps",
                                           "trials",         "samples", "metrics", "recommendations", "variant_quality"};
   EXPECT_EQ(schema_objects(db, "table"), expected);
   EXPECT_EQ(schema_objects(db, "view"), std::set<std::string>{"trial_summary"});
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM schema_version"), 4);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM schema_version"), 5);
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM trial_summary"), 0);
 }
 

@@ -39,7 +39,7 @@ TEST(StoreReadOnly, ReadsAStoreWithoutChangingIt) {
   ASSERT_TRUE(trials);
   EXPECT_EQ(trials->size(), 1u);
   // A write through it fails instead of changing the file.
-  EXPECT_FALSE(store->create_sweep({"x", "y", 1, 1}));
+  EXPECT_FALSE(store->create_sweep({"x", "y", 1, 1, ""}));
   EXPECT_EQ(read_text(path), before);
 }
 

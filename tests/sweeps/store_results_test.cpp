@@ -79,7 +79,7 @@ TEST(ResultsStore, SweepsAreFoundByIdAndBySpecHash) {
   EXPECT_TRUE((*found)->finished_at.empty());
   EXPECT_FALSE(*store.find_sweep(sweep + 100));
 
-  auto later = store.create_sweep({"again", "aaaa", (*found)->host_id, (*found)->build_id});
+  auto later = store.create_sweep({"again", "aaaa", (*found)->host_id, (*found)->build_id, ""});
   ASSERT_TRUE(later);
   auto latest = store.find_latest_sweep("aaaa");
   ASSERT_TRUE(latest && *latest);
@@ -97,7 +97,7 @@ TEST(ResultsStore, SweepsAreFoundByIdAndBySpecHash) {
 TEST(ResultsStore, ASweepNeedsAKnownHostAndBuild) {
   auto store = ResultsStore::open(test::temp_dir() / "r.db");
   ASSERT_TRUE(store);
-  auto sweep = store->create_sweep({"spec", "hash", 41, 42});
+  auto sweep = store->create_sweep({"spec", "hash", 41, 42, ""});
   ASSERT_FALSE(sweep);
   EXPECT_NE(sweep.error().message.find("FOREIGN KEY"), std::string::npos) << sweep.error().message;
 }
@@ -182,7 +182,7 @@ TEST(ResultsStore, RecordingTheSameConfigTwiceIsAnErrorAndWritesNothing) {
   EXPECT_NE(raw.error().message.find("UNIQUE"), std::string::npos) << raw.error().message;
 
   // The same config in another sweep is a different trial.
-  auto sweep2 = store.create_sweep({"s", "h2", 1, 1});
+  auto sweep2 = store.create_sweep({"s", "h2", 1, 1, ""});
   ASSERT_TRUE(sweep2);
   EXPECT_TRUE(store.record_trial(test::test_trial(*sweep2, 1)));
 }

@@ -36,7 +36,7 @@ inline ResultsStore store_with_sweep(const std::filesystem::path& path, int64_t&
   auto host = store->upsert_host(test_host());
   auto build = store->upsert_build(test_build());
   EXPECT_TRUE(host && build);
-  auto sweep = store->create_sweep({"threads: [1, 2]\n", spec_hash, *host, *build});
+  auto sweep = store->create_sweep({"threads: [1, 2]\n", spec_hash, *host, *build, ""});
   EXPECT_TRUE(sweep) << sweep.error().message;
   sweep_id = *sweep;
   return std::move(*store);

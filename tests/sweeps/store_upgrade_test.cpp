@@ -75,7 +75,7 @@ TEST(StoreUpgrade, Version1FileOpensAtTheLatestVersionWithItsRowsAndTheNewView) 
   ASSERT_TRUE(store) << store.error().message;
   Database& db = store->database();
   EXPECT_EQ(*schema_version(db), store_schema_version());
-  EXPECT_EQ(store_schema_version(), 4);
+  EXPECT_EQ(store_schema_version(), 5);
   EXPECT_EQ(text(db, "PRAGMA integrity_check"), "ok");
   EXPECT_EQ(text(db, "SELECT count(*) FROM trials"), "2");
   EXPECT_EQ(text(db, "SELECT count(*) FROM samples"), "6");
