@@ -24,10 +24,12 @@ struct MergeOptions {
 
 std::string slices_text(const std::string& shard) { return shard.empty() ? "the whole plan" : "shards " + shard; }
 
+std::string trials_text(size_t n) { return fmt::format("{} trial{}", n, n == 1 ? "" : "s"); }
+
 void print_merged(const std::string& input, const MergedSweep& m) {
-  fmt::print("{}: sweep {} -> sweep {}{}: {} trials added", input, m.source_sweep, m.sweep_id,
-             m.created ? " (new)" : "", m.trials_added);
-  if (m.trials_present > 0) fmt::print(", {} already there (kept as they were)", m.trials_present);
+  fmt::print("{}: sweep {} -> sweep {}{}: {} added", input, m.source_sweep, m.sweep_id, m.created ? " (new)" : "",
+             trials_text(m.trials_added));
+  if (m.trials_present > 0) fmt::print(", {} already there (kept as they were)", trials_text(m.trials_present));
   fmt::print("; it now holds {}\n", slices_text(m.shard));
 }
 

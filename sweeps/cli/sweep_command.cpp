@@ -17,6 +17,7 @@
 #include "bench/probe/probe_cache.h"
 #include "engine/gpu/gpu_memory.h"
 #include "engine/settings/setting_flags.h"
+#include "sweeps/cli/slurm_job.h"
 #include "sweeps/plan/plan_table.h"
 #include "sweeps/plan/shard_plan.h"
 #include "sweeps/plan/trial_plan.h"
@@ -56,6 +57,10 @@ struct SweepOptions {
   std::string cache_dir;
   bool no_quality = false;
   std::string shard;  // --shard I/N
+  // --slurm: the sweep as a job array (sweeps/cli/slurm_job.h)
+  bool slurm = false;
+  int shards = 4;
+  std::string partition, time_limit, constraint, slurm_dir;
 };
 
 // What --resume names: a sweep id (digits) or a spec hash (16 hex digits).
@@ -255,7 +260,59 @@ int print_summary(ResultsStore& store, int64_t sweep_id, SweepStatus status, con
   return kInterruptedExitCode;
 }
 
+// The run options every array task passes on: the values this command runs with.
+std::vector<std::string> run_flags(const SweepOptions& o) {
+  std::vector<std::string> flags{
+      "--ci-target", fmt::format("{}", o.ci_target), "--max-reps",      std::to_string(o.max_reps),
+      "--min-reps",  std::to_string(o.min_reps),     "--trial-timeout", fmt::format("{}", o.trial_timeout_s),
+      "--cooldown",  fmt::format("{}", o.cooldown_s)};
+  if (o.no_warmup) flags.push_back("--no-warmup");
+  if (o.no_quality) flags.push_back("--no-quality");
+  if (!o.cache_dir.empty()) {
+    flags.push_back("--cache-dir");
+    flags.push_back(std::filesystem::absolute(o.cache_dir).string());
+  }
+  return flags;
+}
+
+// --slurm: writes the job array (and submits it with sbatch unless --dry-run); the tasks run the sweep.
+int slurm_sweep(const SweepOptions& o) {
+  if (!o.shard.empty()) return report_error("sweep", "--slurm makes the shards itself: leave out --shard");
+  if (wants_default_sweep(o.spec_file, o.flags)) {
+    return report_error("sweep", "--slurm needs a spec or model flags (the built-in default sweep is for one machine)");
+  }
+  if (auto settings = trial_settings(o); !settings) return report_error("sweep", settings.error().message);
+  auto text = command_line_spec(o.spec_file, o.flags);
+  if (!text) return report_error("sweep", text.error().message);
+  auto planned = plan_from_text(std::move(*text), "");
+  if (!planned) return report_error("sweep", planned.error().message);
+  SlurmJobRequest request;
+  request.dir = o.slurm_dir.empty() ? "infertune-slurm-" + planned->plan.spec_hash : o.slurm_dir;
+  request.spec_yaml = spec_text_yaml(planned->text);
+  request.spec_hash = planned->plan.spec_hash;
+  request.shards = std::min<int>(o.shards, std::max<size_t>(planned->plan.trials.size(), 1));
+  request.partition = o.partition;
+  request.time_limit = o.time_limit;
+  request.constraint = o.constraint;
+  request.run_flags = run_flags(o);
+  request.infertune = std::filesystem::read_symlink("/proc/self/exe");
+  auto job = write_slurm_job(request);
+  if (!job) return report_error("sweep", job.error().message);
+  fmt::print("{} trials in {} slices: {} (spec {})\n", planned->plan.trials.size(), request.shards,
+             job->script.string(), job->spec.string());
+  if (o.dry_run) {
+    fmt::print("not submitted (--dry-run): sbatch {}\n", job->script.string());
+  } else {
+    auto id = submit_slurm_job(job->script);
+    if (!id) return report_error("sweep", id.error().message);
+    fmt::print("submitted job array {} ({} tasks); `squeue -j {}` follows it\n", *id, request.shards, *id);
+  }
+  fmt::print("when it is done: {}\n", job->merge_command);
+  return 0;
+}
+
 int run_sweep_command(SweepOptions o) {
+  if (o.slurm) return slurm_sweep(o);
   const bool resuming = o.resume_option->count() > 0;
   std::string resume_value = o.resume.empty() ? "" : o.resume.front();
   // `--resume spec.yaml`: CLI11 hands a spec given after a bare --resume to --resume.
@@ -371,6 +428,17 @@ void add_sweep_command(Subcommands& commands) {
   sub->add_flag("--no-quality", options->no_quality,
                 "Do not score the variants of a real base model (perplexity and KL divergence against the base on "
                 "the python-tutorial corpus, once per variant)");
+  sub->add_flag("--slurm", options->slurm,
+                "Run the sweep as a Slurm job array: write the batch script and submit it (with --dry-run: only write "
+                "it); each task runs one --shard slice into its own store, resuming after a requeue");
+  sub->add_option("--shards", options->shards, "--slurm: array tasks, one slice of the plan each (4)")
+      ->check(CLI::Range(1, kMaxShards));
+  sub->add_option("--partition", options->partition, "--slurm: the partition (default: the cluster's)");
+  sub->add_option("--time", options->time_limit, "--slurm: each task's time limit, as sbatch --time (1:00:00)");
+  sub->add_option("--constraint", options->constraint, "--slurm: node features the tasks need (sbatch --constraint)");
+  sub->add_option("--slurm-dir", options->slurm_dir,
+                  "--slurm: the job's folder on storage every node sees: spec, script, logs and one store per slice "
+                  "(default infertune-slurm-SPECHASH)");
   sub->add_option("--shard", options->shard,
                   "Run only the I-th of N disjoint, balanced slices of the plan (I/N, e.g. 2/3), into this store; "
                   "`infertune merge` combines the slices' stores");

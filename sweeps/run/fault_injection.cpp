@@ -16,7 +16,7 @@ namespace infertune {
 
 namespace {
 
-constexpr std::array<std::string_view, 4> kKindNames{"crash", "hang", "oom", "exit3"};
+constexpr std::array<std::string_view, 5> kKindNames{"crash", "hang", "oom", "exit3", "term"};
 constexpr unsigned long long kOomLimitCeiling = 4ull << 30;
 
 std::optional<FaultKind> kind_from_name(std::string_view name) {
@@ -30,7 +30,7 @@ Result<FaultRule> parse_rule(std::string_view entry) {
   const size_t at = entry.find_first_of(":@");
   if (at == std::string_view::npos) return fail("'{}' is not KIND:HASHPREFIX or KIND@INDEX", entry);
   auto kind = kind_from_name(entry.substr(0, at));
-  if (!kind) return fail("'{}': unknown fault '{}' (crash, hang, oom, exit3)", entry, entry.substr(0, at));
+  if (!kind) return fail("'{}': unknown fault '{}' (crash, hang, oom, exit3, term)", entry, entry.substr(0, at));
   const std::string_view target = entry.substr(at + 1);
   if (target.empty()) return fail("'{}': no trial named after '{}'", entry, entry[at]);
   FaultRule rule;
@@ -113,6 +113,10 @@ Status inject_fault(FaultKind kind) {
     }
     case FaultKind::hang:
       std::fputs("fault injection: hanging\n", stderr);
+      hang_forever();
+    case FaultKind::term:
+      std::fputs("fault injection: stopped by SIGTERM\n", stderr);
+      std::raise(SIGTERM);
       hang_forever();
     case FaultKind::exit3:
       std::fputs("fault injection: exiting with status 3\n", stderr);

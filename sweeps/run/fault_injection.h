@@ -12,6 +12,8 @@
 //          trial fails with a message saying why) unless the worker runs under an address-space limit
 //          (RLIMIT_AS, the runner's memory limit) below 4 GiB, so it can never eat a shared machine.
 //   exit3  _exit(3) at once, as a worker that quits with an error status would
+//   term   raise(SIGTERM) once the trial has started, as a batch system's requeue or preemption signals every
+//          process of a job (the runner does not record such a trial: it runs again on --resume)
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -24,7 +26,7 @@ namespace infertune {
 
 inline constexpr const char* kSweepFaultVariable = "INFERTUNE_SWEEP_FAULT";
 
-enum class FaultKind { crash, hang, oom, exit3 };
+enum class FaultKind { crash, hang, oom, exit3, term };
 
 struct FaultRule {
   FaultKind kind = FaultKind::crash;

@@ -191,6 +191,7 @@ class GroupRun {
       TrialOutcome o = outcome_started(*session_.in_flight);
       o.status = failure.status;
       o.reason = std::move(failure.reason);
+      o.outside_signal = exit.signaled && !exit.killed_by_us ? exit.signal : 0;
       report(std::move(o));
     } else if (session_.reported == 0) {
       // Dead between trials before doing anything: blame the trial it was about to start, so the group
@@ -198,6 +199,7 @@ class GroupRun {
       TrialOutcome o = outcome_not_started();
       o.status = failure.status;
       o.reason = "before the trial started: " + failure.reason;
+      o.outside_signal = exit.signaled && !exit.killed_by_us ? exit.signal : 0;
       report(std::move(o));
     }
   }

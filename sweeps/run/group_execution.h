@@ -41,6 +41,7 @@ struct TrialOutcome {
   std::string started_at;                // time_text.h
   std::string finished_at;
   double duration_s = 0;
+  int outside_signal = 0;  // the signal that killed the worker when the runner did not send it (0: none)
 };
 
 struct GroupCallbacks {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <csignal>
 #include <map>
 #include <memory>
 #include <set>
@@ -51,6 +52,7 @@ class Runner {
   bool on_finished(const TrialOutcome& outcome);
   bool may_start(const PlannedTrial& next);
   const PlannedTrial* next_pending() const;
+  static bool stopped_from_outside(const TrialOutcome& o);
   void on_signal(int count);
   void show(const std::string& current = {});
   double elapsed_s() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
@@ -318,12 +320,30 @@ Status Runner::run_group_trials(const TrialGroup& group) {
   return {};
 }
 
+bool Runner::stopped_from_outside(const TrialOutcome& o) {
+  return o.status != TrialStatus::ok &&
+         (o.outside_signal == SIGTERM || o.outside_signal == SIGINT || o.outside_signal == SIGHUP);
+}
+
 bool Runner::on_finished(const TrialOutcome& o) {
   const PlannedTrial& trial = *o.trial;
   // After a second Ctrl-C the worker was killed by us: its trial is not a result, it stays for --resume.
   if (watch_->abort_requested() && o.status != TrialStatus::ok) {
     stop_reason_ = fmt::format("stopped at once by a second {}", watch_->signal_name());
     return false;
+  }
+  // Nor is a worker stopped from outside: a batch system's requeue or preemption (Slurm's scontrol requeue,
+  // scancel) sends SIGTERM to every process of the job, the worker too. The trial stays for --resume.
+  if (stopped_from_outside(o)) {
+    display_.note(
+        fmt::format("{}: the worker was stopped by signal {} from outside; the trial is not recorded and "
+                    "runs on --resume",
+                    trial.workload, o.outside_signal));
+    if (watch_->stop_requested()) {
+      stop_reason_ = fmt::format("interrupted by {}", watch_->signal_name());
+      return false;
+    }
+    return true;
   }
   if (Status s = record(finished_trial_record(sweep_id_, o, group_model_id_), trial); !s) {
     store_error_ = s.error();

@@ -93,6 +93,12 @@ TEST(FaultInjection, CrashRaisesSegv) {
   EXPECT_EQ(WTERMSIG(status), SIGSEGV);
 }
 
+TEST(FaultInjection, TermRaisesSigterm) {
+  const int status = status_of_child_with(FaultKind::term);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGTERM);
+}
+
 TEST(FaultInjection, Exit3ExitsWithStatus3) {
   const int status = status_of_child_with(FaultKind::exit3);
   ASSERT_TRUE(WIFEXITED(status));

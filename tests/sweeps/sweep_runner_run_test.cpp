@@ -6,6 +6,7 @@
 #include <map>
 
 #include "sweep_runner_support.h"
+#include "sweeps/run/fault_injection.h"
 
 namespace infertune {
 namespace {
@@ -161,6 +162,29 @@ TEST(SweepRunnerRun, CtrlCStopsAfterTheCurrentTrialAndResumeCompletes) {
       test::run_to_end({"sweep", "--resume", "1", "--db", db.string(), "--min-reps", "1", "--max-reps", "2"}, resumed),
       0)
       << test::read_text(resumed);
+  expect_complete(db, test::planned_hashes(args));
+}
+
+TEST(SweepRunnerRun, AWorkerStoppedFromOutsideLeavesItsTrialForResume) {
+  // SIGTERM reaching the worker alone (a batch system signals every process of a job): the trial is not a
+  // failure; the others run, the sweep ends interrupted, and --resume runs that one trial.
+  const auto dir = test::temp_dir();
+  const auto db = dir / "results.db";
+  const auto args = test::tiny_sweep_args(db);
+  const auto r = test::run_command(std::string(kSweepFaultVariable) + "=term@0 " + test::infertune_binary() +
+                                   test::join_args(args) + " 2>&1");
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("stopped by signal 15 from outside; the trial is not recorded"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("1 not run yet"), std::string::npos) << r.output;
+  {
+    auto store = test::open_store(db);
+    const auto statuses = statuses_by_hash(store, 1);
+    EXPECT_EQ(statuses.size(), test::kTinyPlanned - 1);
+    for (const auto& [hash, status] : statuses) EXPECT_NE(status, TrialStatus::failed);
+  }
+  const auto resumed = dir / "resumed.txt";
+  ASSERT_EQ(test::run_to_end(with(args, {"--resume"}), resumed), 0) << test::read_text(resumed);
   expect_complete(db, test::planned_hashes(args));
 }
 
