@@ -164,7 +164,7 @@ INSERT INTO trials VALUES (1, 1, 'h1', '{"model":"/m/base.gguf","quant":"q4_0","
   auto store = ResultsStore::open(path, {.create = false});
   ASSERT_TRUE(store) << store.error().message;
   Database& db = store->database();
-  EXPECT_EQ(*schema_version(db), 4);
+  EXPECT_EQ(*schema_version(db), store_schema_version());
   EXPECT_EQ(text(db, "PRAGMA integrity_check"), "ok");
   EXPECT_EQ(text(db, "SELECT count(*) FROM trials"), "1");
   EXPECT_EQ(text(db, "SELECT quant || ' ' || coalesce(ppl, 'none') FROM trial_summary"), "q4_0 none");
