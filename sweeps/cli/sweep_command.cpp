@@ -22,6 +22,7 @@
 #include "sweeps/plan/shard_plan.h"
 #include "sweeps/plan/trial_plan.h"
 #include "sweeps/recommend/recommend.h"
+#include "sweeps/run/llama_cpp_trial.h"
 #include "sweeps/run/sweep_records.h"
 #include "sweeps/run/sweep_runner.h"
 #include "sweeps/spec/spec_flags.h"
@@ -212,7 +213,12 @@ Result<std::optional<SweepRecord>> sweep_to_resume(ResultsStore& store, const st
 Result<int64_t> create_sweep(ResultsStore& store, const PlannedSweep& planned, const HostProbe& probe) {
   auto host = store.upsert_host(host_record(probe));
   if (!host) return host.error();
-  auto build = store.upsert_build(this_build_record());
+  // A llama.cpp sweep's trials are llama.cpp's: its build row names llama.cpp's tools, not this binary.
+  Result<BuildRecord> record = planned.spec.engine == SweepEngine::llama_cpp
+                                   ? llama_cpp_build_record(planned.spec.llama_cpp_bin)
+                                   : Result<BuildRecord>(this_build_record());
+  if (!record) return fail("engine llama.cpp: {}", record.error().message);
+  auto build = store.upsert_build(*record);
   if (!build) return build.error();
   return store.create_sweep(NewSweep{.spec = spec_text_yaml(planned.text),
                                      .spec_hash = planned.plan.spec_hash,

@@ -78,6 +78,7 @@ class GroupRun {
     }
     r.settings = launch_.settings;
     r.environment = launch_.environment;
+    r.llama_cpp_bin = launch_.llama_cpp_bin;
     return r;
   }
 
@@ -154,7 +155,10 @@ class GroupRun {
     TrialOutcome o = outcome_started(*session_.in_flight);
     if (e.kind == WorkerEventKind::trial_done) {
       o.measurement = e.measurement;
-      o.measurement.samples.push_back(Sample{metric::kModelLoadMs, 0, session_.load_ms, false});
+      // llama.cpp's tools load the model themselves, inside their runs: no load time of ours to record.
+      if (launch_.llama_cpp_bin.empty()) {
+        o.measurement.samples.push_back(Sample{metric::kModelLoadMs, 0, session_.load_ms, false});
+      }
     } else {
       o.status = e.status;
       o.reason = e.reason;

@@ -31,6 +31,7 @@ struct GroupLaunch {
   std::optional<uint64_t> memory_limit_bytes;   // the worker's address-space limit (RLIMIT_AS), if any
   std::vector<std::string> worker_environment;  // NAME=VALUE added to the workers' environment (tests:
                                                 // INFERTUNE_SWEEP_FAULT, fault_injection.h)
+  std::string llama_cpp_bin;  // not empty: the workers run the trials on llama.cpp's tools in this folder
 };
 
 struct TrialOutcome {

@@ -309,6 +309,7 @@ Status Runner::run_group_trials(const TrialGroup& group) {
   launch.settings = options_.settings;
   launch.environment.host_read_bandwidth_gbs = options_.host_read_bandwidth_gbs;
   launch.trial_timeout_s = options_.trial_timeout_s;
+  if (spec_.engine == SweepEngine::llama_cpp) launch.llama_cpp_bin = spec_.llama_cpp_bin;
   GroupCallbacks callbacks;
   callbacks.started = [this](const PlannedTrial& t) {
     show(fmt::format("{} {}", t.workload, short_config(t.config, keys_)));

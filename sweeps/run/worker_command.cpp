@@ -15,11 +15,13 @@
 #include <cstring>
 #include <exception>
 #include <new>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "engine/model/model.h"
 #include "sweeps/run/fault_injection.h"
+#include "sweeps/run/llama_cpp_trial.h"
 #include "sweeps/run/worker_exit.h"
 #include "sweeps/run/worker_protocol.h"
 #include "sweeps/store/metric_names.h"
@@ -124,14 +126,18 @@ std::string out_of_memory_reason() {
   return "out of memory (std::bad_alloc in the worker)";
 }
 
-TrialResult run_one_trial(const Model& model, const WorkerTrial& trial, const WorkerRequest& request,
+// `model`: null when llama.cpp's tools run the trials (they load the file themselves).
+TrialResult run_one_trial(const Model* model, const WorkerTrial& trial, const WorkerRequest& request,
                           const FaultPlan& faults, const std::atomic<bool>& stop) {
   try {
     if (auto fault = faults.fault_for(trial.hash, trial.index)) {
       if (Status s = inject_fault(*fault); !s)
         return {trial_failed(trial.hash, TrialStatus::failed, s.error().message)};
     }
-    auto measured = run_trial(model, trial.config, request.settings, request.environment, &stop);
+    auto measured =
+        request.llama_cpp_bin.empty()
+            ? run_trial(*model, trial.config, request.settings, request.environment, &stop)
+            : run_llama_cpp_trial(request.llama_cpp_bin, request.model_path, trial.config, request.settings, &stop);
     if (!measured) {
       const auto& message = measured.error().message;
       return {trial_failed(trial.hash, names_out_of_memory(message) ? TrialStatus::oom : TrialStatus::failed, message)};
@@ -178,8 +184,12 @@ int run_worker() {
 
   WorkerEvent loaded;
   loaded.kind = WorkerEventKind::loaded;
-  auto model = load_model(*request, loaded.load_ms);
-  if (!model) return fail_load("cannot load the model: " + model.error().message);
+  std::optional<Model> model;
+  if (request->llama_cpp_bin.empty()) {
+    auto loaded_model = load_model(*request, loaded.load_ms);
+    if (!loaded_model) return fail_load("cannot load the model: " + loaded_model.error().message);
+    model.emplace(std::move(*loaded_model));
+  }
   events.write_event(loaded);
 
   const InputWatcher input;
@@ -189,7 +199,7 @@ int run_worker() {
     started.kind = WorkerEventKind::trial_started;
     started.hash = trial.hash;
     events.write_event(started);
-    TrialResult result = run_one_trial(*model, trial, *request, *faults, input.stop());
+    TrialResult result = run_one_trial(model ? &*model : nullptr, trial, *request, *faults, input.stop());
     if (input.stop().load()) return 0;  // cut short: not a measurement of the configuration
     events.write_event(result.event);
     if (result.heap_suspect) {

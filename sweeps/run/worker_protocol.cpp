@@ -128,6 +128,11 @@ Result<WorkerRequest> request_from_json(const json& j) {
     if (!t) return t.error();
     r.trials.push_back(std::move(*t));
   }
+  if (j.contains("llama_cpp_bin")) {
+    auto bin = string_field(j, "llama_cpp_bin");
+    if (!bin) return bin.error();
+    r.llama_cpp_bin = *bin;
+  }
   if (!j.contains("settings")) return fail("missing field 'settings'");
   auto settings = TrialSettings::from_json(j["settings"]);
   if (!settings) return fail("'settings': {}", settings.error().message);
@@ -229,11 +234,13 @@ Result<TrialMeasurement> measurement_from_json(const json& j) {
 std::string encode_request(const WorkerRequest& r) {
   json trials = json::array();
   for (const WorkerTrial& t : r.trials) trials.push_back({{"index", t.index}, {"hash", t.hash}, {"config", t.config}});
-  return dump_line({{"model_path", r.model_path},
-                    {"group_key", r.group_key},
-                    {"trials", std::move(trials)},
-                    {"settings", r.settings.to_json()},
-                    {"environment", environment_to_json(r.environment)}});
+  json j{{"model_path", r.model_path},
+         {"group_key", r.group_key},
+         {"trials", std::move(trials)},
+         {"settings", r.settings.to_json()},
+         {"environment", environment_to_json(r.environment)}};
+  if (!r.llama_cpp_bin.empty()) j["llama_cpp_bin"] = r.llama_cpp_bin;
+  return dump_line(j);
 }
 
 Result<WorkerRequest> decode_request(std::string_view text) {

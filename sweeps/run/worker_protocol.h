@@ -39,6 +39,8 @@ struct WorkerRequest {
   std::vector<WorkerTrial> trials;
   TrialSettings settings;
   TrialEnvironment environment;
+  // Not empty: the trials run on llama.cpp's tools in this folder (llama_cpp_trial.h), not on this engine.
+  std::string llama_cpp_bin;
 };
 
 // One line, no newline at the end (JSON escapes every newline inside strings).

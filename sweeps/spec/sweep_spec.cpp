@@ -21,9 +21,10 @@ namespace infertune {
 namespace {
 
 // The spec's own keys; the others are the settings the sweep takes (settings_table.h).
-constexpr std::array<std::string_view, 17> kSweepKeys{
-    "models",   "base_model", "quant_types", "n_prompt", "n_gen",       "pg",    "depth",   "batched",         "serve",
-    "slo_ttft", "slo_itl",    "max_mem",     "min_ctx",  "time_budget", "order", "max_kld", "max_quality_loss"};
+constexpr std::array<std::string_view, 19> kSweepKeys{
+    "models",  "base_model", "quant_types",      "n_prompt", "n_gen",        "pg",      "depth",
+    "batched", "serve",      "slo_ttft",         "slo_itl",  "max_mem",      "min_ctx", "time_budget",
+    "order",   "max_kld",    "max_quality_loss", "engine",   "llama_cpp_bin"};
 
 // A generous cap on token counts and sizes: a typo is an error, not a sweep that cannot run.
 constexpr int kMaxTokens = 1 << 22;
@@ -325,6 +326,34 @@ Status constraints(const SpecText& t, SweepSpec& s) {
   return {};
 }
 
+Status engine(const SpecText& t, SweepSpec& s) {
+  if (const SpecEntry* e = find(t, "engine")) {
+    auto text = single(*e);
+    if (!text) return text.error();
+    if (*text == "infertune") {
+      s.engine = SweepEngine::infertune;
+    } else if (*text == "llama.cpp" || *text == "llama-cpp") {
+      s.engine = SweepEngine::llama_cpp;
+    } else {
+      return fail("{}: '{}' is not an engine (infertune, llama.cpp)", e->where, *text);
+    }
+  }
+  if (const SpecEntry* e = find(t, "llama_cpp_bin")) {
+    auto text = single(*e);
+    if (!text) return text.error();
+    s.llama_cpp_bin = *text;
+  }
+  if (s.engine == SweepEngine::llama_cpp && s.llama_cpp_bin.empty()) {
+    return fail(
+        "{}: engine llama.cpp needs llama_cpp_bin, the folder of llama-bench (scripts/build-llama-cpp builds it)",
+        find(t, "engine")->where);
+  }
+  if (s.engine != SweepEngine::llama_cpp && !s.llama_cpp_bin.empty()) {
+    return fail("{}: llama_cpp_bin is for engine: llama.cpp", find(t, "llama_cpp_bin")->where);
+  }
+  return {};
+}
+
 Status quality_budgets(const SpecText& t, SweepSpec& s) {
   if (const SpecEntry* e = find(t, "max_quality_loss")) {
     auto text = single(*e);
@@ -410,6 +439,11 @@ nlohmann::json SweepSpec::to_json() const {
   j["models"] = models;
   j["base_model"] = base_model;
   j["quant_types"] = quant_types;
+  // Only a llama.cpp sweep has these, so infertune sweeps keep the hashes they had.
+  if (engine == SweepEngine::llama_cpp) {
+    j["engine"] = "llama.cpp";
+    j["llama_cpp_bin"] = llama_cpp_bin;
+  }
   for (const auto& [key, values] : settings) {
     const Setting* setting = find_setting(key);
     // A setting added to the sweep after schema v2 enters the hash only when set, so old specs keep theirs.
@@ -443,6 +477,7 @@ Result<SweepSpec> resolve_spec(const SpecText& text) {
   if (Status st = workloads(text, s); !st) return st.error();
   if (Status st = constraints(text, s); !st) return st.error();
   if (Status st = quality_budgets(text, s); !st) return st.error();
+  if (Status st = engine(text, s); !st) return st.error();
   return s;
 }
 

@@ -41,7 +41,12 @@ struct Workload {
 
 enum class TrialOrder { Grouped, Interleaved, Random };
 
+// What runs the trials: this engine, or llama.cpp's own benchmark tools (sweeps/trial/llama_cpp_trial.h).
+enum class SweepEngine { infertune, llama_cpp };
+
 struct SweepSpec {
+  SweepEngine engine = SweepEngine::infertune;  // engine: llama.cpp
+  std::string llama_cpp_bin;                    // the folder of llama-bench and llama-batched-bench
   // Either model files, or one base model and the quantization types to produce from it.
   std::vector<std::string> models;
   std::string base_model;

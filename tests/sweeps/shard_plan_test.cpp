@@ -81,7 +81,9 @@ TEST(ShardPlan, ASliceKeepsTheRunOrderAndIndexesItself) {
   for (size_t i = 0; i < slice.trials.size(); ++i) {
     EXPECT_EQ(slice.trials[i].index, i);
     EXPECT_EQ(slice.groups[slice.trials[i].group].trials.size() > 0, true);
-    if (i > 0) EXPECT_LT(position[slice.trials[i - 1].hash], position[slice.trials[i].hash]);
+    if (i > 0) {
+      EXPECT_LT(position[slice.trials[i - 1].hash], position[slice.trials[i].hash]);
+    }
   }
   size_t in_groups = 0;
   for (const TrialGroup& g : slice.groups) {

@@ -154,6 +154,27 @@ TEST(SweepSpec, QualityBudgetsAreReadButLeaveTheHash) {
   }
 }
 
+TEST(SweepSpec, EngineLlamaCppNeedsItsToolsAndChangesTheHash) {
+  auto ours = from_yaml("models: m.gguf\n");
+  auto named = from_yaml("models: m.gguf\nengine: infertune\n");
+  auto llama = from_yaml("models: m.gguf\nengine: llama.cpp\nllama_cpp_bin: /opt/llama/bin\n");
+  ASSERT_TRUE(ours && named && llama);
+  EXPECT_EQ(llama->engine, SweepEngine::llama_cpp);
+  EXPECT_EQ(llama->llama_cpp_bin, "/opt/llama/bin");
+  EXPECT_EQ(named->hash(), ours->hash());  // the default engine leaves the hash as it was
+  EXPECT_NE(llama->hash(), ours->hash());
+  const std::pair<const char*, const char*> bad[] = {
+      {"engine: vllm\n", "not an engine"},
+      {"engine: llama.cpp\n", "needs llama_cpp_bin"},
+      {"llama_cpp_bin: /opt\n", "is for engine: llama.cpp"},
+  };
+  for (const auto& [yaml, message] : bad) {
+    auto spec = from_yaml(std::string("models: m.gguf\n") + yaml);
+    ASSERT_FALSE(spec) << yaml;
+    EXPECT_NE(spec.error().message.find(message), std::string::npos) << spec.error().message;
+  }
+}
+
 TEST(SweepSpec, HashIgnoresKeyOrderButNotValues) {
   auto a = from_yaml("models: m.gguf\nthreads: [1, 2]\nbatch_size: 256\n");
   auto b = from_yaml("batch_size: 256\nthreads: 1,2\nmodels: [m.gguf]\n");

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""A sweep whose trials llama.cpp's own tools run (`engine: llama.cpp`): llama-bench and llama-batched-bench built
+from the source that llama-cpp-python ships (scripts/build-llama-cpp, cached), through our runner, store and
+recommender.
+
+1. The sweep (pp, tg and batched workloads at two thread counts) records every trial ok, with llama-bench's
+   per-repetition rates as samples, and its build row names llama.cpp.
+2. The same spec on infertune has the same trial configurations, so `compare` matches every configuration of the
+   two sweeps (one store) side by side.
+3. Workloads llama.cpp's tools cannot measure (pp+tg) fail their trial with the reason; the sweep goes on.
+
+usage: llama_cpp_engine_check.py INFERTUNE FIXTURES_DIR WORKDIR
+Exits 77 (skipped) with the reason when the tools are not built and cannot be."""
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TOOLS = ["llama-bench", "llama-batched-bench"]
+
+
+def skip(why: str):
+    print(f"SKIP: {why}")
+    sys.exit(77)
+
+
+def tools_dir() -> str:
+    build = subprocess.run([os.path.join(REPO, "scripts", "build-llama-cpp")] + TOOLS, capture_output=True, text=True)
+    if build.returncode != 0:
+        skip(f"llama.cpp's tools could not be built: {build.stderr.strip()[-400:]}")
+    return build.stdout.strip().splitlines()[-1]
+
+
+def query(db: str, sql: str, *args) -> list:
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:
+        return c.execute(sql, args).fetchall()
+
+
+def main() -> int:
+    infertune, fixtures, work = sys.argv[1], sys.argv[2], sys.argv[3]
+    bin_dir = tools_dir()
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    db = os.path.join(work, "r.db")
+    model = os.path.join(fixtures, "models", "fixture-llama-Q4_0.gguf")
+    spec = ["-m", model, "-t", "1,2", "-p", "64", "-n", "16", "--batched", "2:32,8", "--min-reps", "3",
+            "--max-reps", "4", "--db", db]
+    failures = []
+    llama = subprocess.run([infertune, "sweep", *spec, "--engine", "llama.cpp", "--llama-cpp-bin", bin_dir],
+                           capture_output=True, text=True)
+    print(llama.stdout[-1500:])
+    if llama.returncode != 0:
+        print(f"FAIL the llama.cpp sweep exited {llama.returncode}: {llama.stderr[-800:]}")
+        return 1
+    statuses = query(db, "SELECT status, count(*) FROM trials WHERE sweep_id = 1 GROUP BY status")
+    if statuses != [("ok", 6)]:
+        failures.append(f"llama.cpp trials: {statuses} (expected 6 ok): {llama.stderr[-600:]}")
+    build = query(db, "SELECT b.version FROM sweeps AS s JOIN builds AS b ON b.id = s.build_id WHERE s.id = 1")
+    if not build or not build[0][0].startswith("llama.cpp"):
+        failures.append(f"the sweep's build row does not name llama.cpp: {build}")
+    reps = query(db, "SELECT count(*) FROM samples AS x JOIN trials AS t ON t.id = x.trial_id "
+                     "WHERE t.sweep_id = 1 AND x.metric = 'pp_tps' AND t.config LIKE '%\"kind\":\"pp\"%'")
+    if not reps or reps[0][0] < 6:
+        failures.append(f"pp trials kept {reps} pp_tps samples (3 repetitions or more each expected)")
+
+    ours = subprocess.run([infertune, "sweep", *spec], capture_output=True, text=True)
+    if ours.returncode != 0:
+        failures.append(f"the infertune sweep exited {ours.returncode}: {ours.stderr[-600:]}")
+    hashes = [set(h for (h,) in query(db, "SELECT config_hash FROM trials WHERE sweep_id = ?", s)) for s in (1, 2)]
+    if hashes[0] != hashes[1]:
+        failures.append("the two engines' sweeps do not have the same trial configurations")
+    compare = subprocess.run([infertune, "compare", f"{db}:1", f"{db}:2", "-o", "json", "--threshold", "99%"],
+                             capture_output=True, text=True)
+    try:
+        rows = json.loads(compare.stdout)["comparisons"]
+        matched = {r["configuration_key"] for r in rows}
+        print(f"compare matched {len(matched)} configurations of the two engines")
+        if len(matched) != 6:
+            failures.append(f"compare matched {len(matched)} of 6 configurations")
+    except (ValueError, KeyError) as e:
+        failures.append(f"compare printed no rows ({e}): {compare.stdout[:300]} {compare.stderr[-300:]}")
+
+    pg = subprocess.run([infertune, "sweep", "-m", model, "-t", "1", "--pg", "16,4", "-p", "16", "--min-reps", "1",
+                         "--max-reps", "1", "--db", os.path.join(work, "pg.db"), "--engine", "llama.cpp",
+                         "--llama-cpp-bin", bin_dir], capture_output=True, text=True)
+    if "one combined rate" not in pg.stdout + pg.stderr:
+        failures.append(f"a pp+tg trial on llama.cpp did not fail with the reason: {pg.stdout[-400:]}")
+    if query(os.path.join(work, "pg.db"), "SELECT count(*) FROM trials WHERE status = 'ok'") != [(1,)]:
+        failures.append("the pp trial beside the failed pp+tg one was not recorded ok")
+    for f in failures:
+        print("FAIL", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
