@@ -22,7 +22,10 @@ struct MergeOptions {
   std::vector<std::string> inputs;
 };
 
-std::string slices_text(const std::string& shard) { return shard.empty() ? "the whole plan" : "shards " + shard; }
+std::string slices_text(const std::string& shard) {
+  if (shard.empty()) return "the whole plan";
+  return holds_every_slice(shard) ? "the whole plan (shards " + shard + ")" : "shards " + shard;
+}
 
 std::string trials_text(size_t n) { return fmt::format("{} trial{}", n, n == 1 ? "" : "s"); }
 

@@ -160,16 +160,23 @@ std::optional<std::string> bind_text_or_null(const std::string& text) {
   return text.empty() ? std::nullopt : std::optional<std::string>(text);
 }
 
-// The OUT sweep the source sweep goes into: the one with its spec hash, host and build, updated with the
-// source's slices, status and times; or a new copy of it.
+// The OUT sweep the source sweep goes into, updated with the source's slices, status and times; or a new copy of
+// it. A slice joins OUT's sweep of the same spec hash, host, build and number of slices; a whole-plan sweep joins
+// only itself (the same run, merged again: same start time), so two runs of one spec — an A/A pair for
+// `compare --noise-from` — stay two sweeps.
 Result<MergedSweep> target_sweep(Database& db, const SourceSweep& source) {
   MergedSweep merged;
   merged.source_sweep = source.id;
+  auto slices = parse_slices(source.shard);
+  if (!slices) return fail("sweep {}: {}", source.id, slices.error().message);
+  const bool sliced = slices->count > 0;
   auto find = db.prepare(
       "SELECT id, status, coalesce(started_at, ''), coalesce(finished_at, ''), coalesce(shard, '') FROM main.sweeps "
-      "WHERE spec_hash = ? AND host_id = ? AND build_id = ? ORDER BY id LIMIT 1");
+      "WHERE spec_hash = ?1 AND host_id = ?2 AND build_id = ?3 AND "
+      "(CASE WHEN ?4 THEN shard LIKE '%/' || ?5 ELSE shard IS NULL AND started_at = ?6 END) ORDER BY id LIMIT 1");
   if (!find) return find.error();
   find->bind(1, source.spec_hash).bind(2, source.host_id).bind(3, source.build_id);
+  find->bind(4, int64_t(sliced)).bind(5, std::to_string(slices->count)).bind(6, source.started_at);
   auto row = find->step();
   if (!row) return row.error();
   if (!*row) {
@@ -294,8 +301,12 @@ Result<std::string> union_of_shards(const std::string& a, const std::string& b) 
   }
   std::set<int> all = sa->indices;
   all.insert(sb->indices.begin(), sb->indices.end());
-  if (static_cast<int>(all.size()) == sa->count) return std::string();
   return fmt::format("{}/{}", fmt::join(all, ","), sa->count);
+}
+
+bool holds_every_slice(const std::string& shard) {
+  auto slices = parse_slices(shard);
+  return slices && (slices->count == 0 || static_cast<int>(slices->indices.size()) == slices->count);
 }
 
 Result<std::vector<MergedSweep>> merge_store(ResultsStore& out, const fs::path& input) {

@@ -89,7 +89,7 @@ TEST_F(ShardedSweep, MergedSlicesAreTheWholeSweep) {
   ASSERT_TRUE(store);
   auto sweep = store->find_sweep(1);
   ASSERT_TRUE(sweep && *sweep);
-  EXPECT_EQ((*sweep)->shard, "");
+  EXPECT_EQ((*sweep)->shard, "1,2,3/3");
   EXPECT_EQ((*sweep)->status, SweepStatus::done);
   EXPECT_FALSE(store->find_sweep(2).value());  // one sweep: same spec, host and build
   // The merged sweep's recommendations were recomputed over all of its trials and stored.
@@ -158,9 +158,26 @@ TEST_F(ShardedSweep, RefusedInputsLeaveTheOutputAsItWas) {
   EXPECT_EQ(trial_configs(out), before);
 }
 
+TEST_F(ShardedSweep, TwoRunsOfOneSpecStayTwoSweeps) {
+  // An A/A pair (compare --noise-from needs both): the second whole run is not "already there".
+  const fs::path out = test::temp_dir() / "aa.db";
+  const fs::path again = test::temp_dir() / "again.db";
+  ASSERT_EQ(test::run_command(sweep_line(again)).exit_code, 0);
+  auto r = test::run_command(merge_line(out, {whole_db(), again, whole_db()}));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto store = ResultsStore::open_read_only(out);
+  ASSERT_TRUE(store);
+  EXPECT_TRUE(store->find_sweep(2).value());
+  EXPECT_FALSE(store->find_sweep(3).value()) << r.output;  // the first store merged again joined its own sweep
+  EXPECT_EQ(store->trials(1)->size(), store->trials(2)->size());
+}
+
 TEST(ShardUnion, SlicesAddUpToTheWholePlan) {
   EXPECT_EQ(union_of_shards("1/3", "3/3").value(), "1,3/3");
-  EXPECT_EQ(union_of_shards("1,3/3", "2/3").value(), "");
+  EXPECT_EQ(union_of_shards("1,3/3", "2/3").value(), "1,2,3/3");
+  EXPECT_TRUE(holds_every_slice("1,2,3/3"));
+  EXPECT_TRUE(holds_every_slice(""));
+  EXPECT_FALSE(holds_every_slice("1,3/3"));
   EXPECT_EQ(union_of_shards("", "2/3").value(), "");
   EXPECT_EQ(union_of_shards("2/4", "2/4").value(), "2/4");
   EXPECT_FALSE(union_of_shards("1/3", "1/4"));
