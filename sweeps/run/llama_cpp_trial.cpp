@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
 constexpr auto kToolDeadline = std::chrono::hours(24);  // the runner's trial timeout is the real limit
-constexpr int kBatchedBenchAttempts = 4;
+constexpr int kBatchedBenchAttempts = 10;
 
 void add(std::vector<std::string>& argv, std::string flag, std::string value) {
   argv.push_back(std::move(flag));
@@ -119,7 +119,7 @@ Result<std::vector<Sample>> measured_samples(const fs::path& bin_dir, const std:
     return llama_bench_samples(run->output, trial.workload, first_repetition);
   }
   // llama-batched-bench prints its rows through llama.cpp's logger, whose thread a quick exit sometimes cuts off
-  // (about one run in eight here prints nothing at all): a run without its row is run again.
+  // (one run in four or five here prints nothing at all): a run without its row is run again.
   Result<std::vector<Sample>> samples = fail("not run");
   for (int attempt = 0; attempt < kBatchedBenchAttempts; ++attempt) {
     auto run = run_tool(invocation->argv);
