@@ -38,7 +38,7 @@ void setting_flags(const EngineSettings& s, std::vector<std::string>& argv, std:
   if (s.placement.numa != NumaMode::none) add(argv, "--numa", numa_mode_name(s.placement.numa));
   if (s.placement.priority != 0) add(argv, "--prio", std::to_string(s.placement.priority));
   if (s.n_gpu_layers == kGpuLayersAuto) {
-    warnings.push_back("-ngl auto: llama.cpp's tools take a number; ran with its default (-ngl 99: all that fit)");
+    warnings.push_back("-ngl auto: llama.cpp's tools take a number; ran with the tool's default");
   } else {
     add(argv, "-ngl", std::to_string(s.n_gpu_layers < 0 ? 999 : s.n_gpu_layers));
   }
