@@ -41,19 +41,25 @@ std::string aligned(const std::vector<Row>& rows, const std::string& indent) {
 using Shown = std::pair<std::string, std::string>;  // flag, value
 
 // The candidate's model ("" flag) and every setting the sweep takes, as its short flag and canonical value,
-// in the settings table's order.
+// in the settings table's order; a value that means "not set" (-C 0x0, --numa none, -ngl 0, -np 1) is "", so
+// that it is left out of the text as llama.cpp's own command lines leave it out.
 std::vector<Shown> shown_settings(const Candidate& c) {
   std::string model = std::filesystem::path(c.model_path).filename().string();
   if (const std::string quant = config_text(c.config, "quant"); !quant.empty()) model += " (" + quant + ")";
   std::vector<Shown> shown{{"", model}};
   const EngineSettings settings = read_config_fields_or_defaults(c.config);
-  for (const Setting* s : settings_of(Command::sweep)) shown.emplace_back(s->shown_flag(), s->read(settings));
+  for (const Setting* s : settings_of(Command::sweep)) {
+    const std::string value = s->read(settings);
+    shown.emplace_back(s->shown_flag(), !s->unset_value.empty() && value == s->unset_value ? "" : value);
+  }
   return shown;
 }
 
 std::string settings_text(const std::vector<Shown>& settings) {
   std::vector<std::string> parts;
-  for (const auto& [flag, value] : settings) parts.push_back(flag.empty() ? value : flag + " " + value);
+  for (const auto& [flag, value] : settings) {
+    if (!value.empty()) parts.push_back(flag.empty() ? value : flag + " " + value);
+  }
   return fmt::format("{}", fmt::join(parts, " "));
 }
 

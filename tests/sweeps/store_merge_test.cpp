@@ -3,6 +3,7 @@
 // recommendation); merging again adds nothing; a partial merge says which slices it holds; each slice resumes on
 // its own; and inputs merge cannot take are refused with OUT left as it was.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -58,7 +59,11 @@ std::set<std::string> candidate_configs(const fs::path& db) {
 class ShardedSweep : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new fs::path(test::temp_dir());
+    // Not test::temp_dir(): no test is running yet, and ctest runs this suite's tests as parallel processes, each
+    // setting the suite up for itself.
+    dir_ = new fs::path(fs::temp_directory_path() / ("infertune-sharded-sweep-" + std::to_string(getpid())));
+    fs::remove_all(*dir_);
+    fs::create_directories(*dir_);
     for (int i = 1; i <= 3; ++i) {
       const auto r = test::run_command(sweep_line(shard_db(i), " --shard " + std::to_string(i) + "/3"));
       ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -67,7 +72,10 @@ class ShardedSweep : public ::testing::Test {
     const auto whole = test::run_command(sweep_line(whole_db()));
     ASSERT_EQ(whole.exit_code, 0) << whole.output;
   }
-  static void TearDownTestSuite() { delete dir_; }
+  static void TearDownTestSuite() {
+    fs::remove_all(*dir_);
+    delete dir_;
+  }
   static fs::path shard_db(int i) { return *dir_ / ("shard-" + std::to_string(i) + ".db"); }
   static fs::path whole_db() { return *dir_ / "whole.db"; }
   static fs::path* dir_;
