@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <span>
-#include <thread>
 
 #include "engine/context/flash_attention.h"
 #include "engine/gpu/gpu_memory.h"
@@ -98,13 +97,6 @@ Result<ToolRun> run_tool(const std::vector<std::string>& argv) {
                 stderr_suffix(process->stderr_tail(), 8));
   }
   return run;
-}
-
-bool stopped(const std::atomic<bool>* stop) { return stop && stop->load(); }
-
-void cool_down(double seconds, const std::atomic<bool>* stop) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (!stopped(stop) && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(50ms);
 }
 
 Result<std::vector<Sample>> measured_samples(const fs::path& bin_dir, const std::string& model_path,
@@ -263,7 +255,7 @@ Result<TrialMeasurement> run_llama_cpp_trial(const fs::path& bin_dir, const std:
                                              const std::atomic<bool>* stop) {
   auto trial = parse_trial_config(config);
   if (!trial) return trial.error();
-  if (settings.cooldown_s > 0) cool_down(settings.cooldown_s, stop);
+  if (settings.cooldown_s > 0) trial_cool_down(settings.cooldown_s, stop);
   TrialMeasurement m;
   m.main_metric = main_metric_of(trial->workload);
   const RepetitionRule rule{
@@ -271,7 +263,7 @@ Result<TrialMeasurement> run_llama_cpp_trial(const fs::path& bin_dir, const std:
   // llama-batched-bench has no repetitions of its own: one run per repetition.
   const bool batched = trial->workload.kind == WorkloadKind::Batched;
   int next_run = batched ? 1 : settings.min_reps;
-  while (!stopped(stop)) {
+  while (!trial_stop_requested(stop)) {
     auto samples = measured_samples(bin_dir, model_path, *trial, next_run, settings.warmup, m.repetitions, m.warnings);
     if (!samples) return fail("repetition {}: {}", m.repetitions + 1, samples.error().message);
     m.samples.insert(m.samples.end(), samples->begin(), samples->end());

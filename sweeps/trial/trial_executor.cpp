@@ -21,16 +21,6 @@
 namespace infertune {
 namespace {
 
-bool stopped(const std::atomic<bool>* stop) { return stop && stop->load(std::memory_order_relaxed); }
-
-// --cooldown: idle before the trial, in short naps so that a stop request is seen within 0.1 s.
-void cool_down(double seconds, const std::atomic<bool>* stop) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (!stopped(stop) && std::chrono::steady_clock::now() < until) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-}
-
 // One run of the workload, with the utilization of that run: the CPU busy share of the threads that worked,
 // the hardware counters (absent where the kernel does not permit them) and, when the trial uses a GPU, the
 // GPU's busy %, memory in use and memory clock (absent without NVML).
@@ -84,7 +74,7 @@ Status timed_repetitions(TrialWorkload& workload, MeteredRun& metered, const Con
   const RepetitionRule rule{
       .min_reps = settings.min_reps, .max_reps = settings.max_reps, .ci_target = settings.ci_target};
   std::vector<double> main_values;
-  for (int64_t rep = first_repetition; !stopped(stop); ++rep) {
+  for (int64_t rep = first_repetition; !trial_stop_requested(stop); ++rep) {
     SampleSink sink(m.samples, rep, false);
     auto value = metered(workload, sink);
     if (!value) return fail("repetition {}: {}", rep - first_repetition + 1, value.error().message);
@@ -104,7 +94,7 @@ Result<TrialMeasurement> measure(const Model& model, const nlohmann::json& confi
                                  const TrialEnvironment& environment, const std::atomic<bool>* stop) {
   auto parsed = parse_trial_config(config);
   if (!parsed) return parsed.error();
-  if (settings.cooldown_s > 0) cool_down(settings.cooldown_s, stop);
+  if (settings.cooldown_s > 0) trial_cool_down(settings.cooldown_s, stop);
   // Before the context exists, so that the peak includes its KV cache and buffers but not an earlier
   // trial's. Where the kernel does not permit the reset, the peak counts from the process start.
   const Status peak_reset = reset_peak_rss();
@@ -123,7 +113,7 @@ Result<TrialMeasurement> measure(const Model& model, const nlohmann::json& confi
   // Opened after the pool started, so that its threads are counted.
   MeteredRun metered(gpu_device_of(ctx, m.warnings));
   int64_t repetition = 0;
-  if (settings.warmup && !stopped(stop)) {
+  if (settings.warmup && !trial_stop_requested(stop)) {
     SampleSink sink(m.samples, repetition++, true);
     if (auto v = metered(**workload, sink); !v) return fail("warmup: {}", v.error().message);
   }
@@ -133,6 +123,15 @@ Result<TrialMeasurement> measure(const Model& model, const nlohmann::json& confi
 }
 
 }  // namespace
+
+bool trial_stop_requested(const std::atomic<bool>* stop) { return stop && stop->load(std::memory_order_relaxed); }
+
+void trial_cool_down(double seconds, const std::atomic<bool>* stop) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (!trial_stop_requested(stop) && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
 
 Result<TrialMeasurement> run_trial(const Model& model, const nlohmann::json& config, const TrialSettings& settings,
                                    const TrialEnvironment& environment, const std::atomic<bool>* stop) {

@@ -43,6 +43,11 @@ struct TrialMeasurement {
   std::vector<std::string> warnings;      // what the thread placement ignored or could not bind, for the log
 };
 
+// True once `stop` (optional) is set.
+bool trial_stop_requested(const std::atomic<bool>* stop);
+// --cooldown: idle before a trial, in short naps so that a stop request is seen within 0.1 s.
+void trial_cool_down(double seconds, const std::atomic<bool>* stop);
+
 // `stop`, when set, is polled between repetitions: the trial then ends early with what it measured.
 // Errors (a context that cannot be created, a failed decode, a config field missing or out of range) name
 // the field or the step; they never abort.
