@@ -20,7 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-constexpr auto kToolDeadline = std::chrono::hours(24);  // the runner's trial timeout is the real limit
+constexpr std::chrono::seconds kToolDeadline = std::chrono::hours(24);  // the runner's trial timeout is the real limit
 constexpr int kBatchedBenchAttempts = 10;
 
 void add(std::vector<std::string>& argv, std::string flag, std::string value) {
@@ -73,11 +73,13 @@ void batched_bench_flags(const EngineSettings& s, const Workload& w, std::vector
 }
 
 struct ToolRun {
-  std::string output;
+  std::string output;                    // stdout
+  std::vector<std::string> stderr_tail;  // its last lines
 };
 
-// Runs the tool to its end; a non-zero exit or a signal is an error with the tool's last stderr lines.
-Result<ToolRun> run_tool(const std::vector<std::string>& argv) {
+// Runs the tool to its end (waiting at most `patience` for each line of output); a non-zero exit or a signal is
+// an error with the tool's last stderr lines.
+Result<ToolRun> run_tool(const std::vector<std::string>& argv, std::chrono::seconds patience = kToolDeadline) {
   WorkerCommand command;
   command.executable = argv.front();
   command.arguments.assign(argv.begin() + 1, argv.end());
@@ -85,16 +87,16 @@ Result<ToolRun> run_tool(const std::vector<std::string>& argv) {
   if (!process) return process.error();
   process->close_input();
   ToolRun run;
-  const auto deadline = WorkerProcess::Clock::now() + kToolDeadline;
   for (;;) {
-    WorkerProcess::Line line = process->next_line(deadline);
+    WorkerProcess::Line line = process->next_line(WorkerProcess::Clock::now() + patience);
     if (line.state != WorkerProcess::LineState::line) break;
     run.output += line.text + "\n";
   }
   const WorkerExit exit = process->finish(5000ms);
+  run.stderr_tail = process->stderr_tail();
   if (!exit.exited || exit.exit_code != 0) {
     return fail("{} {}{}", fs::path(argv.front()).filename().string(), exit.describe(),
-                stderr_suffix(process->stderr_tail(), 8));
+                stderr_suffix(run.stderr_tail, 8));
   }
   return run;
 }
@@ -143,23 +145,16 @@ std::vector<double> values_of(const std::vector<Sample>& samples, const std::str
 
 // `tool --version` as lines: "version: 0.5.0-dev (build 0, commit unknown)", "built with GNU 12.2.0 for ...".
 Result<std::vector<std::string>> version_lines(const fs::path& tool) {
-  WorkerCommand command;
-  command.executable = tool.string();
-  command.arguments = {"--version"};
-  auto process = WorkerProcess::start(command);
-  if (!process) return process.error();
-  process->close_input();
+  auto run = run_tool({tool.string(), "--version"}, 10s);
+  if (!run) return run.error();
   std::vector<std::string> lines;
-  for (;;) {
-    WorkerProcess::Line line = process->next_line(WorkerProcess::Clock::now() + 10s);
-    if (line.state != WorkerProcess::LineState::line) break;
-    lines.push_back(line.text);
+  for (size_t start = 0; start < run->output.size();) {
+    const size_t end = run->output.find('\n', start);
+    lines.push_back(run->output.substr(start, end - start));
+    start = end + 1;
   }
-  const WorkerExit exit = process->finish(10000ms);
-  for (const std::string& line : process->stderr_tail()) lines.push_back(line);
-  if (!exit.exited || exit.exit_code != 0 || lines.empty()) {
-    return fail("{} --version {}", tool.string(), exit.describe());
-  }
+  lines.insert(lines.end(), run->stderr_tail.begin(), run->stderr_tail.end());
+  if (lines.empty()) return fail("{} --version printed nothing", tool.string());
   return lines;
 }
 
