@@ -125,7 +125,14 @@ RequestOutcome send_streamed(httplib::Client& client, const LoadOptions& options
     return reader.feed(data, n);
   };
   out.start = Clock::now();
-  const httplib::Result result = client.send(req);
+  httplib::Result result = client.send(req);
+  // A server may close a kept-alive connection after a streamed reply (llama-server does, while its headers say
+  // keep-alive): the next request on it fails before any reply. Nothing reached the server's handling then, so it is
+  // sent once more on a new connection, timed from that send.
+  if (!result && status == 0 && reader.text_chunks() == 0 && !reader.saw_done()) {
+    out.start = Clock::now();
+    result = client.send(req);
+  }
   out.end = Clock::now();
   if (!result) {
     out.error = fmt::format("transport: {}", httplib::to_string(result.error()));

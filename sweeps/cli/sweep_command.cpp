@@ -211,6 +211,11 @@ Result<std::optional<SweepRecord>> sweep_to_resume(ResultsStore& store, const st
 }
 
 Result<int64_t> create_sweep(ResultsStore& store, const PlannedSweep& planned, const HostProbe& probe) {
+  if (planned.spec.engine == SweepEngine::llama_cpp) {
+    if (Status s = check_llama_cpp_tools(planned.spec.llama_cpp_bin, planned.spec.workloads); !s) {
+      return fail("engine llama.cpp: {}", s.error().message);
+    }
+  }
   auto host = store.upsert_host(host_record(probe));
   if (!host) return host.error();
   // A llama.cpp sweep's trials are llama.cpp's: its build row names llama.cpp's tools, not this binary.

@@ -11,9 +11,9 @@ namespace infertune {
 
 namespace {
 
-// A "Name:   1234 kB" line of /proc/self/status, in bytes.
-std::optional<int64_t> status_field_bytes(std::string_view name) {
-  std::ifstream status("/proc/self/status");
+// A "Name:   1234 kB" line of a /proc/.../status file, in bytes.
+std::optional<int64_t> status_field_bytes(std::string_view name, const std::string& path = "/proc/self/status") {
+  std::ifstream status(path);
   std::string line;
   while (std::getline(status, line)) {
     if (line.size() <= name.size() || line.compare(0, name.size(), name) != 0 || line[name.size()] != ':') {
@@ -45,5 +45,9 @@ Status reset_peak_rss() {
 std::optional<int64_t> peak_rss_bytes() { return status_field_bytes("VmHWM"); }
 
 std::optional<int64_t> current_rss_bytes() { return status_field_bytes("VmRSS"); }
+
+std::optional<int64_t> peak_rss_bytes_of(pid_t pid) {
+  return status_field_bytes("VmHWM", "/proc/" + std::to_string(pid) + "/status");
+}
 
 }  // namespace infertune

@@ -1,6 +1,7 @@
 #include "sweeps/run/llama_cpp_trial.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <span>
@@ -8,11 +9,14 @@
 #include "engine/context/flash_attention.h"
 #include "engine/gpu/gpu_memory.h"
 #include "kernels/ggml_type.h"
+#include "sweeps/metrics/peak_rss.h"
+#include "sweeps/run/llama_server_process.h"
 #include "sweeps/run/worker_exit.h"
 #include "sweeps/run/worker_process.h"
 #include "sweeps/store/metric_names.h"
 #include "sweeps/store/stable_hash.h"
 #include "sweeps/trial/repetition_control.h"
+#include "sweeps/trial/served_load.h"
 
 namespace infertune {
 namespace {
@@ -22,6 +26,8 @@ using namespace std::chrono_literals;
 
 constexpr std::chrono::seconds kToolDeadline = std::chrono::hours(24);  // the runner's trial timeout is the real limit
 constexpr int kBatchedBenchAttempts = 10;
+constexpr std::chrono::seconds kServerLoadPatience = std::chrono::minutes(10);
+constexpr std::chrono::milliseconds kPeakRssInterval = 100ms;
 
 void add(std::vector<std::string>& argv, std::string flag, std::string value) {
   argv.push_back(std::move(flag));
@@ -72,13 +78,41 @@ void batched_bench_flags(const EngineSettings& s, const Workload& w, std::vector
   if (!s.repack) warnings.push_back("--repack 0: llama-batched-bench has no such flag; weights were repacked");
 }
 
+// llama-server: the trial's context as its slots (-np sequences sharing -c cells, as this engine's cache shares them:
+// -kvu), the model named "trial" for the requests, and no web UI.
+void server_flags(const EngineSettings& s, std::vector<std::string>& argv, std::vector<std::string>& warnings) {
+  setting_flags(s, argv, warnings);
+  if (s.placement.threads_batch > 0) add(argv, "-tb", std::to_string(s.placement.threads_batch));
+  add(argv, "-c", std::to_string(s.context.n_ctx));
+  add(argv, "-np", std::to_string(std::max<uint32_t>(s.context.n_seq_max, 1)));
+  argv.insert(argv.end(), {"-kvu", "--alias", "trial", "--no-webui"});
+  if (!s.kv_offload) argv.push_back("--no-kv-offload");
+  if (!s.use_mmap) argv.push_back("--no-mmap");
+  if (!s.repack) argv.push_back("--no-repack");
+}
+
+// llama-batched-bench prints its rows through llama.cpp's logger, whose thread the process's exit cuts off (the
+// logger is never destroyed, by design): a row printed last is lost in about half the runs. So a cheap item follows
+// the measured one -- a one-token generation after the same prompts, or a one-token prompt before the same
+// generation, whichever costs less (a prompt token taken as a sixteenth of a generation step) -- and the measured
+// row is printed while it runs. Its own row is ignored.
+void batched_bench_items(const Workload& w, std::vector<std::string>& argv) {
+  const bool prompt_is_cheaper = w.n_parallel * w.n_prompt <= 16 * w.n_gen;
+  add(argv, "-npp", prompt_is_cheaper ? std::to_string(w.n_prompt) : fmt::format("{},1", w.n_prompt));
+  add(argv, "-ntg", prompt_is_cheaper ? fmt::format("{},1", w.n_gen) : std::to_string(w.n_gen));
+  add(argv, "-npl", std::to_string(w.n_parallel));
+}
+
 struct ToolRun {
-  std::string output;                    // stdout
-  std::vector<std::string> stderr_tail;  // its last lines
+  std::string output;                     // stdout
+  std::vector<std::string> stderr_tail;   // its last lines
+  std::optional<int64_t> peak_rss_bytes;  // the tool's own
 };
 
 // Runs the tool to its end (waiting at most `patience` for each line of output); a non-zero exit or a signal is
-// an error with the tool's last stderr lines.
+// an error with the tool's last stderr lines. Its peak RSS is read from its /proc status every 0.1 s while it runs:
+// a high-water mark, so only growth in its last moments is missed. (wait4's ru_maxrss would count the runner's own
+// pages at the fork.)
 Result<ToolRun> run_tool(const std::vector<std::string>& argv, std::chrono::seconds patience = kToolDeadline) {
   WorkerCommand command;
   command.executable = argv.front();
@@ -87,10 +121,18 @@ Result<ToolRun> run_tool(const std::vector<std::string>& argv, std::chrono::seco
   if (!process) return process.error();
   process->close_input();
   ToolRun run;
-  for (;;) {
-    WorkerProcess::Line line = process->next_line(WorkerProcess::Clock::now() + patience);
-    if (line.state != WorkerProcess::LineState::line) break;
-    run.output += line.text + "\n";
+  for (auto last_output = WorkerProcess::Clock::now();;) {
+    const WorkerProcess::Line line = process->next_line(WorkerProcess::Clock::now() + kPeakRssInterval);
+    if (const auto peak = peak_rss_bytes_of(process->pid()); peak && peak > run.peak_rss_bytes) {
+      run.peak_rss_bytes = peak;
+    }
+    if (line.state == WorkerProcess::LineState::line) {
+      run.output += line.text + "\n";
+      last_output = WorkerProcess::Clock::now();
+    } else if (line.state != WorkerProcess::LineState::deadline ||
+               WorkerProcess::Clock::now() - last_output >= patience) {
+      break;
+    }
   }
   const WorkerExit exit = process->finish(5000ms);
   run.stderr_tail = process->stderr_tail();
@@ -101,27 +143,30 @@ Result<ToolRun> run_tool(const std::vector<std::string>& argv, std::chrono::seco
   return run;
 }
 
-Result<std::vector<Sample>> measured_samples(const fs::path& bin_dir, const std::string& model_path,
-                                             const TrialConfig& trial, int repetitions, bool warmup,
-                                             int64_t first_repetition, std::vector<std::string>& warnings) {
+void note_peak_rss(TrialMeasurement& m, std::optional<int64_t> peak) {
+  if (peak && (!m.peak_rss_bytes || *peak > *m.peak_rss_bytes)) m.peak_rss_bytes = peak;
+}
+
+// One run of llama-bench (`repetitions` repetitions) or llama-batched-bench (one), its samples numbered on from
+// m.repetitions and added to `m`, with the tool's warnings (the first time) and its peak RSS.
+Status measure_tool_run(const fs::path& bin_dir, const std::string& model_path, const TrialConfig& trial,
+                        int repetitions, bool warmup, TrialMeasurement& m) {
   auto invocation = llama_cpp_invocation(bin_dir, model_path, trial, repetitions, warmup);
   if (!invocation) return invocation.error();
-  if (warnings.empty()) warnings = invocation->warnings;
-  if (trial.workload.kind != WorkloadKind::Batched) {
-    auto run = run_tool(invocation->argv);
-    if (!run) return run.error();
-    return llama_bench_samples(run->output, trial.workload, first_repetition);
-  }
-  // llama-batched-bench prints its rows through llama.cpp's logger, whose thread a quick exit sometimes cuts off
-  // (one run in four or five here prints nothing at all): a run without its row is run again.
+  if (m.warnings.empty()) m.warnings = invocation->warnings;
+  // A batched-bench run whose row the logger still lost (batched_bench_items) is run again.
+  const bool batched = trial.workload.kind == WorkloadKind::Batched;
   Result<std::vector<Sample>> samples = fail("not run");
-  for (int attempt = 0; attempt < kBatchedBenchAttempts; ++attempt) {
+  for (int attempt = 0; attempt < (batched ? kBatchedBenchAttempts : 1) && !samples; ++attempt) {
     auto run = run_tool(invocation->argv);
     if (!run) return run.error();
-    samples = batched_bench_samples(run->output, trial.workload, first_repetition);
-    if (samples) break;
+    note_peak_rss(m, run->peak_rss_bytes);
+    samples = batched ? batched_bench_samples(run->output, trial.workload, m.repetitions)
+                      : llama_bench_samples(run->output, trial.workload, m.repetitions);
   }
-  return samples;
+  if (!samples) return samples.error();
+  m.samples.insert(m.samples.end(), samples->begin(), samples->end());
+  return {};
 }
 
 std::string main_metric_of(const Workload& w) {
@@ -158,6 +203,51 @@ Result<std::vector<std::string>> version_lines(const fs::path& tool) {
   return lines;
 }
 
+RepetitionRule repetition_rule(const TrialSettings& settings) {
+  return {.min_reps = settings.min_reps, .max_reps = settings.max_reps, .ci_target = settings.ci_target};
+}
+
+// A served workload: llama-server started once for the trial, and the workload's users (ServedLoad, the same as
+// for this engine's server) against it: a warm-up run when the sweep warms up, then runs until the stopping rule.
+// The peak RSS is the server's.
+Result<TrialMeasurement> measure_served(const fs::path& bin_dir, const std::string& model_path,
+                                        const TrialConfig& trial, const TrialSettings& settings,
+                                        const std::atomic<bool>* stop) {
+  auto invocation = llama_cpp_invocation(bin_dir, model_path, trial, 1, settings.warmup);
+  if (!invocation) return invocation.error();
+  auto server = LlamaServerProcess::start(invocation->argv, kServerLoadPatience, stop);
+  if (!server) return server.error();
+  TrialMeasurement m;
+  m.main_metric = metric::kAggregateTokensPerSecond;
+  m.warnings = invocation->warnings;
+  ServedLoad load(trial.workload, (*server)->url(), "trial");
+  // A failed run names the server's own end when it is what failed the requests (a crash, an abort).
+  const auto failed = [&](std::string_view what, const Error& e) {
+    return fail("{}: {}{}", what, e.message, (*server)->exit_reason());
+  };
+  int64_t repetition = 0;
+  if (settings.warmup && !trial_stop_requested(stop)) {
+    SampleSink sink(m.samples, repetition++, true);
+    if (auto v = load.run(sink); !v) return failed("warmup", v.error());
+  }
+  const RepetitionRule rule = repetition_rule(settings);
+  std::vector<double> values;
+  while (!trial_stop_requested(stop)) {
+    SampleSink sink(m.samples, repetition++, false);
+    auto value = load.run(sink);
+    if (!value) return failed(fmt::format("repetition {}", values.size() + 1), value.error());
+    values.push_back(*value);
+    m.repetitions = static_cast<int>(values.size());
+    const RepetitionDecision decision = next_repetition(values, rule);
+    if (decision != RepetitionDecision::Continue) {
+      m.ci_target_met = decision == RepetitionDecision::CiTargetMet;
+      break;
+    }
+  }
+  m.peak_rss_bytes = (*server)->peak_rss_bytes();
+  return m;
+}
+
 }  // namespace
 
 Result<LlamaCppInvocation> llama_cpp_invocation(const fs::path& bin_dir, const std::string& model_path,
@@ -178,9 +268,7 @@ Result<LlamaCppInvocation> llama_cpp_invocation(const fs::path& bin_dir, const s
     }
     case WorkloadKind::Batched:
       out.argv = {(bin_dir / "llama-batched-bench").string(), "-m", model_path, "--output-format", "jsonl"};
-      add(out.argv, "-npp", std::to_string(w.n_prompt));
-      add(out.argv, "-ntg", std::to_string(w.n_gen));
-      add(out.argv, "-npl", std::to_string(w.n_parallel));
+      batched_bench_items(w, out.argv);
       batched_bench_flags(trial.settings, w, out.argv, out.warnings);
       return out;
     case WorkloadKind::PromptGenerate:
@@ -189,9 +277,28 @@ Result<LlamaCppInvocation> llama_cpp_invocation(const fs::path& bin_dir, const s
           "the store keeps; sweep pp and tg workloads for llama.cpp",
           w.name());
     case WorkloadKind::Serve:
-      return fail("{}: served workloads are not measured for llama.cpp (llama-server under loadgen) yet", w.name());
+      out.argv = {(bin_dir / "llama-server").string(), "-m", model_path};
+      server_flags(trial.settings, out.argv, out.warnings);
+      return out;
   }
   return fail("unknown workload kind");
+}
+
+Status check_llama_cpp_tools(const fs::path& bin_dir, const std::vector<Workload>& workloads) {
+  std::vector<std::string> needed = {"llama-bench"};
+  for (const Workload& w : workloads) {
+    if (w.kind == WorkloadKind::Batched) needed.push_back("llama-batched-bench");
+    if (w.kind == WorkloadKind::Serve) needed.push_back("llama-server");
+  }
+  for (const std::string& tool : needed) {
+    const fs::path path = bin_dir / tool;
+    if (access(path.c_str(), X_OK) != 0) {
+      return fail(
+          "{} is not there or not executable (the sweep's workloads need it; scripts/build-llama-cpp {} builds it)",
+          path.string(), tool);
+    }
+  }
+  return {};
 }
 
 Result<std::vector<Sample>> llama_bench_samples(const std::string& json_output, const Workload& workload,
@@ -251,17 +358,16 @@ Result<TrialMeasurement> run_llama_cpp_trial(const fs::path& bin_dir, const std:
   auto trial = parse_trial_config(config);
   if (!trial) return trial.error();
   if (settings.cooldown_s > 0) trial_cool_down(settings.cooldown_s, stop);
+  if (trial->workload.kind == WorkloadKind::Serve) return measure_served(bin_dir, model_path, *trial, settings, stop);
   TrialMeasurement m;
   m.main_metric = main_metric_of(trial->workload);
-  const RepetitionRule rule{
-      .min_reps = settings.min_reps, .max_reps = settings.max_reps, .ci_target = settings.ci_target};
+  const RepetitionRule rule = repetition_rule(settings);
   // llama-batched-bench has no repetitions of its own: one run per repetition.
-  const bool batched = trial->workload.kind == WorkloadKind::Batched;
-  int next_run = batched ? 1 : settings.min_reps;
+  int next_run = trial->workload.kind == WorkloadKind::Batched ? 1 : settings.min_reps;
   while (!trial_stop_requested(stop)) {
-    auto samples = measured_samples(bin_dir, model_path, *trial, next_run, settings.warmup, m.repetitions, m.warnings);
-    if (!samples) return fail("repetition {}: {}", m.repetitions + 1, samples.error().message);
-    m.samples.insert(m.samples.end(), samples->begin(), samples->end());
+    if (Status s = measure_tool_run(bin_dir, model_path, *trial, next_run, settings.warmup, m); !s) {
+      return fail("repetition {}: {}", m.repetitions + 1, s.error().message);
+    }
     const std::vector<double> values = values_of(m.samples, m.main_metric);
     m.repetitions = static_cast<int>(values.size());
     const RepetitionDecision decision = next_repetition(values, rule);

@@ -1,17 +1,23 @@
 // loadgen (bench/loadgen): its parsing and statistics against hand-computed values, synthetic prompts of the
 // asked length with the shared prefix first, JSONL prompt files with their errors, and whole load levels
 // (closed and open loop) against `infertune serve`'s routes on the llama fixture: every request succeeds and
-// yields exactly max_tokens tokens (ignore_eos), one chunk gap per token after the first.
+// yields exactly max_tokens tokens (ignore_eos), one chunk gap per token after the first; and a server that closes
+// each connection after its streamed reply (as llama-server does) costs no request.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <random>
+#include <thread>
 
 #include "bench/loadgen/load_report.h"
 #include "bench/loadgen/load_runner.h"
 #include "bench/loadgen/load_summary.h"
 #include "bench/loadgen/prompt_source.h"
+#include "bench/loadgen/stream_request.h"
 #include "engine/server/server_harness.h"
 
 namespace infertune {
@@ -135,6 +141,85 @@ TEST_F(LoadgenAgainstServe, RefusedRequestsAreCountedAsErrors) {
   const LevelSummary s = summarize(run_level(o, {.kind = LoadLevel::Kind::closed, .concurrency = 1}, prompts), o);
   EXPECT_EQ(s.errors, 6u);
   EXPECT_THAT(s.first_error, HasSubstr("HTTP 400"));
+}
+
+// Streams one two-token reply per connection and closes it, while its headers promise keep-alive (llama-server's
+// behaviour): a client that reuses the connection finds it dead at its next request.
+class OneReplyPerConnectionServer {
+ public:
+  OneReplyPerConnectionServer() {
+    listen_fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    EXPECT_EQ(bind(listen_fd_, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    EXPECT_EQ(listen(listen_fd_, 8), 0);
+    getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&address), &length);
+    port_ = ntohs(address.sin_port);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~OneReplyPerConnectionServer() {
+    shutdown(listen_fd_, SHUT_RDWR);  // ends the accept loop
+    thread_.join();
+    close(listen_fd_);
+  }
+  int port() const { return port_; }
+  int connections() const { return connections_; }
+
+ private:
+  void serve() {
+    for (int fd; (fd = accept(listen_fd_, nullptr, nullptr)) >= 0; close(fd)) {
+      ++connections_;
+      if (!read_request(fd)) continue;
+      const std::string events =
+          "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: {\"choices\":[{\"text\":\"b\"}]}\n\n"
+          "data: {\"choices\":[],\"usage\":{\"completion_tokens\":2,\"prompt_tokens\":3}}\n\ndata: [DONE]\n\n";
+      const std::string reply = fmt::format(
+          "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
+          "Keep-Alive: timeout=5, max=100\r\n\r\n{:x}\r\n{}\r\n0\r\n\r\n",
+          events.size(), events);
+      EXPECT_EQ(write(fd, reply.data(), reply.size()), ssize_t(reply.size()));
+      // It closes a moment later, as llama-server does: after the client sent its next request on the connection.
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  // The headers and the Content-Length bytes of body after them.
+  static bool read_request(int fd) {
+    std::string in;
+    char buffer[4096];
+    for (ssize_t n; (n = read(fd, buffer, sizeof buffer)) > 0;) {
+      in.append(buffer, size_t(n));
+      const size_t end = in.find("\r\n\r\n");
+      if (end == std::string::npos) continue;
+      const size_t at = in.find("Content-Length: ");
+      const size_t body = at == std::string::npos ? 0 : std::stoul(in.substr(at + 16));
+      if (in.size() >= end + 4 + body) return true;
+    }
+    return false;
+  }
+
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::atomic<int> connections_ = 0;
+  std::thread thread_;
+};
+
+TEST(Loadgen, AConnectionClosedAfterAStreamedReplyCostsNoRequest) {
+  OneReplyPerConnectionServer server;
+  LoadOptions o;
+  o.url = fmt::format("http://127.0.0.1:{}", server.port());
+  o.max_tokens = 2;
+  auto client = make_client(o);
+  Prompt prompt;
+  prompt.text = "hello";
+  for (int i = 0; i < 5; ++i) {
+    const RequestOutcome r = send_streamed(*client, o, prompt);
+    EXPECT_TRUE(r.ok) << "request " << i << ": " << r.error;
+    EXPECT_EQ(r.output_tokens, 2u);
+    EXPECT_EQ(r.chunk_gaps_s.size(), 1u);
+  }
+  EXPECT_EQ(server.connections(), 5);
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""A sweep whose trials llama.cpp's own tools run (`engine: llama.cpp`): llama-bench and llama-batched-bench built
-from the source that llama-cpp-python ships (scripts/build-llama-cpp, cached), through our runner, store and
-recommender.
+"""A sweep whose trials llama.cpp's own tools run (`engine: llama.cpp`): llama-bench, llama-batched-bench and
+llama-server built from the source that llama-cpp-python ships (scripts/build-llama-cpp, cached), through our runner,
+store and recommender.
 
-1. The sweep (pp, tg and batched workloads at two thread counts) records every trial ok, with llama-bench's
-   per-repetition rates as samples, and its build row names llama.cpp.
+1. The sweep (pp, tg, batched and served workloads at two thread counts) records every trial ok, with llama-bench's
+   per-repetition rates as samples, the served trials' per-request latencies and per-run rates (llama-server under
+   our clients) and the server's measured peak RSS, and its build row names llama.cpp; its recommendation has a
+   serving scenario.
 2. The same spec on infertune has the same trial configurations, so `compare` matches every configuration of the
    two sweeps (one store) side by side.
 3. Workloads llama.cpp's tools cannot measure (pp+tg) fail their trial with the reason; the sweep goes on.
@@ -19,7 +21,7 @@ import subprocess
 import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TOOLS = ["llama-bench", "llama-batched-bench"]
+TOOLS = ["llama-bench", "llama-batched-bench", "llama-server"]
 
 
 def skip(why: str):
@@ -46,7 +48,8 @@ def main() -> int:
     os.makedirs(work)
     db = os.path.join(work, "r.db")
     model = os.path.join(fixtures, "models", "fixture-llama-Q4_0.gguf")
-    spec = ["-m", model, "-t", "1,2", "-p", "64", "-n", "16", "--batched", "2:32,8", "--min-reps", "3",
+    spec = ["-m", model, "-t", "1,2", "-p", "64", "-n", "16", "--batched", "2:32,8", "--serve", "2:32,8",
+            "--min-reps", "3",
             "--max-reps", "4", "--db", db]
     failures = []
     llama = subprocess.run([infertune, "sweep", *spec, "--engine", "llama.cpp", "--llama-cpp-bin", bin_dir],
@@ -56,8 +59,8 @@ def main() -> int:
         print(f"FAIL the llama.cpp sweep exited {llama.returncode}: {llama.stderr[-800:]}")
         return 1
     statuses = query(db, "SELECT status, count(*) FROM trials WHERE sweep_id = 1 GROUP BY status")
-    if statuses != [("ok", 6)]:
-        failures.append(f"llama.cpp trials: {statuses} (expected 6 ok): {llama.stderr[-600:]}")
+    if statuses != [("ok", 8)]:
+        failures.append(f"llama.cpp trials: {statuses} (expected 8 ok): {llama.stderr[-600:]}")
     build = query(db, "SELECT b.version FROM sweeps AS s JOIN builds AS b ON b.id = s.build_id WHERE s.id = 1")
     if not build or not build[0][0].startswith("llama.cpp"):
         failures.append(f"the sweep's build row does not name llama.cpp: {build}")
@@ -65,6 +68,17 @@ def main() -> int:
                      "WHERE t.sweep_id = 1 AND x.metric = 'pp_tps' AND t.config LIKE '%\"kind\":\"pp\"%'")
     if not reps or reps[0][0] < 6:
         failures.append(f"pp trials kept {reps} pp_tps samples (3 repetitions or more each expected)")
+    served = query(db, "SELECT t.id, t.peak_rss_bytes, sum(x.metric = 'ttft_ms' AND NOT x.is_warmup), "
+                       "sum(x.metric = 'aggregate_tps' AND NOT x.is_warmup), sum(x.metric = 'goodput_rps') "
+                       "FROM trials AS t JOIN samples AS x ON x.trial_id = t.id "
+                       "WHERE t.sweep_id = 1 AND t.config LIKE '%\"kind\":\"serve\"%' GROUP BY t.id")
+    print(f"served trials (id, peak RSS, TTFTs, runs, goodput rows): {served}")
+    # 2 clients x 4 requests per run, 3 runs or more.
+    if len(served) != 2 or any(not rss or rss < 1 << 20 or ttft < 24 or runs < 3 or not good
+                               for _, rss, ttft, runs, good in served):
+        failures.append(f"the served trials lack their measurements: {served}")
+    if "serving: most mean goodput_rps" not in llama.stdout or "llama-server -m" not in llama.stdout:
+        failures.append("the llama.cpp sweep's recommendation has no serving scenario with a llama-server line")
 
     ours = subprocess.run([infertune, "sweep", *spec], capture_output=True, text=True)
     if ours.returncode != 0:
@@ -78,8 +92,8 @@ def main() -> int:
         rows = json.loads(compare.stdout)["comparisons"]
         matched = {r["configuration_key"] for r in rows}
         print(f"compare matched {len(matched)} configurations of the two engines")
-        if len(matched) != 6:
-            failures.append(f"compare matched {len(matched)} of 6 configurations")
+        if len(matched) != 8:
+            failures.append(f"compare matched {len(matched)} of 8 configurations")
     except (ValueError, KeyError) as e:
         failures.append(f"compare printed no rows ({e}): {compare.stdout[:300]} {compare.stderr[-300:]}")
 

@@ -1,12 +1,16 @@
-// The llama.cpp engine's pieces that need no llama.cpp: a trial's settings and workload as llama-bench's and
-// llama-batched-bench's flags (what they cannot express said, not dropped), and their outputs as samples (log
+// The llama.cpp engine's pieces that need no llama.cpp: a trial's settings and workload as llama-bench's,
+// llama-batched-bench's and llama-server's flags (what they cannot express said, not dropped), the tools a sweep
+// needs checked before it starts, and their outputs as samples (log
 // lines before the result tolerated, a missing result an error naming what is missing).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 
 #include "sweeps/run/llama_cpp_trial.h"
 #include "sweeps/store/metric_names.h"
+#include "test_support.h"
 
 namespace infertune {
 namespace {
@@ -58,12 +62,65 @@ TEST(LlamaCppTrial, BatchedWorkloadIsALlamaBatchedBenchRun) {
   auto inv = llama_cpp_invocation("/opt/llama", "m.gguf", trial_of(WorkloadKind::Batched), 1, true);
   ASSERT_TRUE(inv) << inv.error().message;
   EXPECT_EQ(inv->argv.front(), "/opt/llama/llama-batched-bench");
+  // A one-token generation follows, so that the measured row is printed before the tool exits.
   EXPECT_EQ(value_of(inv->argv, "-npp"), "64");
-  EXPECT_EQ(value_of(inv->argv, "-ntg"), "16");
+  EXPECT_EQ(value_of(inv->argv, "-ntg"), "16,1");
   EXPECT_EQ(value_of(inv->argv, "-npl"), "4");
   EXPECT_EQ(value_of(inv->argv, "-tb"), "4");
   EXPECT_EQ(value_of(inv->argv, "-c"), "320");  // 4 sequences of 64 + 16 tokens
   EXPECT_EQ(value_of(inv->argv, "--output-format"), "jsonl");
+}
+
+TEST(LlamaCppTrial, ServedWorkloadIsALlamaServerWithTheTrialsSlots) {
+  TrialConfig t = trial_of(WorkloadKind::Serve);
+  t.workload.clients = 3;
+  t.settings.context.n_ctx = 640;
+  t.settings.context.n_seq_max = 4;
+  t.settings.repack = false;
+  auto inv = llama_cpp_invocation("/opt/llama", "m.gguf", t, 1, true);
+  ASSERT_TRUE(inv) << inv.error().message;
+  EXPECT_EQ(inv->argv.front(), "/opt/llama/llama-server");
+  EXPECT_EQ(value_of(inv->argv, "-m"), "m.gguf");
+  EXPECT_EQ(value_of(inv->argv, "-c"), "640");
+  EXPECT_EQ(value_of(inv->argv, "-np"), "4");
+  EXPECT_EQ(value_of(inv->argv, "-t"), "2");
+  EXPECT_EQ(value_of(inv->argv, "-tb"), "4");
+  EXPECT_EQ(value_of(inv->argv, "-ctk"), "q8_0");
+  EXPECT_EQ(value_of(inv->argv, "--alias"), "trial");
+  for (const char* flag : {"-kvu", "--no-webui", "--no-repack"}) {
+    EXPECT_NE(std::ranges::find(inv->argv, flag), inv->argv.end()) << flag;
+  }
+  // The server picks its own address: the runner adds them.
+  EXPECT_EQ(std::ranges::find(inv->argv, "--port"), inv->argv.end());
+  EXPECT_TRUE(inv->warnings.empty());
+}
+
+TEST(LlamaCppTrial, MissingToolsAreNamedBeforeTheSweep) {
+  const auto dir = test::temp_dir() / "llama-bin";
+  std::filesystem::create_directories(dir);
+  for (const char* tool : {"llama-bench", "llama-batched-bench"}) {
+    const auto path = dir / tool;
+    std::ofstream(path) << "#!/bin/sh\n";
+    std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  }
+  Workload serve;
+  serve.kind = WorkloadKind::Serve;
+  Workload batched;
+  batched.kind = WorkloadKind::Batched;
+  EXPECT_TRUE(check_llama_cpp_tools(dir, {batched}));
+  const Status missing = check_llama_cpp_tools(dir, {batched, serve});
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("llama-server"), std::string::npos) << missing.error().message;
+  EXPECT_NE(missing.error().message.find("scripts/build-llama-cpp llama-server"), std::string::npos);
+}
+
+TEST(LlamaCppTrial, ABatchedRunEndsWithItsCheaperTrailingItem) {
+  TrialConfig t = trial_of(WorkloadKind::Batched);
+  t.workload.n_prompt = 512;  // 4 x 512 prompt tokens cost more than 16 generation steps
+  auto inv = llama_cpp_invocation("/opt/llama", "m.gguf", t, 1, true);
+  ASSERT_TRUE(inv) << inv.error().message;
+  EXPECT_EQ(value_of(inv->argv, "-npp"), "512,1");
+  EXPECT_EQ(value_of(inv->argv, "-ntg"), "16");
 }
 
 TEST(LlamaCppTrial, PromptThenGenerationIsRefusedWithTheReason) {

@@ -116,7 +116,9 @@ TEST(MemoryModelRss, PredictionIsWithinToleranceOfMeasuredPeakRss) {
     ASSERT_TRUE(row) << c.model << ": " << row.error().message;
     const int64_t predicted = static_cast<int64_t>(row->predicted.expected_peak_rss());
     const int64_t error = row->measured - predicted;
-    if (c.n_prompt == c.n_ctx) EXPECT_EQ(row->predicted.kv_resident, row->predicted.kv) << row->label;
+    if (c.n_prompt == c.n_ctx) {
+      EXPECT_EQ(row->predicted.kv_resident, row->predicted.kv) << row->label;
+    }
     std::printf("%-56s %8.2f %8.2f %8.2f %8.2f %9.2f %9.2f %+7.2f\n", row->label.c_str(),
                 double(row->predicted.weights) / kMiB, double(row->predicted.kv) / kMiB,
                 double(row->predicted.kv_resident) / kMiB, double(row->predicted.compute) / kMiB,
