@@ -70,7 +70,13 @@ def run_side(side, args):
                              capture_output=True, text=True, timeout=3600)
         if out.returncode != 0:
             raise RuntimeError(f"loadgen against {side} failed: {out.stderr}")
-        return json.loads(out.stdout)
+        levels = json.loads(out.stdout)
+        # Figures over the successful requests only would flatter the side that failed some.
+        for level in levels:
+            if level.get("errors", 0):
+                raise RuntimeError(f"{side}: {level['errors']} requests failed at {level['level']}: "
+                                   f"{level.get('first_error', '')}")
+        return levels
     finally:
         proc.send_signal(signal.SIGTERM)
         try:

@@ -9,7 +9,9 @@ std::vector<std::string> setting_command_flags(const EngineSettings& settings, C
   for (const Setting& s : all_settings()) {
     if (spelling == Spelling::infertune && !s.taken_by(command)) continue;
     const std::string value = s.read(settings);
-    if (!s.unset_value.empty() && value == s.unset_value) continue;
+    const bool llama_cpp_default = spelling == Spelling::llama_cpp && !s.llama_unset_value.empty();
+    const std::string_view unset = llama_cpp_default ? s.llama_unset_value : s.unset_value;
+    if (!unset.empty() && value == unset) continue;
     if (s.as_switch(command)) {
       if (value == s.switch_value) flags.emplace_back(s.switch_flag);
       continue;

@@ -55,6 +55,9 @@ struct Setting {
   ValueKind kind = ValueKind::Integer;
   std::string_view default_value = {};  // canonical text
   std::string_view unset_value = {};    // a canonical value meaning "not set": left out of printed command lines
+  // What llama.cpp's tools do without the flag, where that is not unset_value: their command lines leave out this
+  // value instead, and state unset_value (-ngl: llama.cpp's default is auto, so a CPU-only line says -ngl 0).
+  std::string_view llama_unset_value = {};
   std::string_view help = {};           // one line; the allowed values and the default are added from the entry
   Commands commands = {};               // which commands take it
   Commands list_commands = {};          // where it takes a comma list / ranges (bench, sweep)

@@ -241,6 +241,7 @@ std::vector<Setting> build_table() {
       .kind = ValueKind::Integer,
       .default_value = "0",
       .unset_value = "0",
+      .llama_unset_value = "auto",  // llama.cpp's tools offload what fits unless told -ngl 0
       .help = "Layers on the GPU: the last N; more than the model has puts the output layer there too (-1: all; "
               "auto: as many as fit the GPU's free memory)",
       .commands = kEveryCommand,

@@ -151,12 +151,14 @@ CandidateSet build_candidates(const std::vector<StoredTrial>& ok_trials,
 }
 
 void apply_constraints(std::vector<Candidate>& candidates, const RecommendOptions& options) {
+  if (!options.max_mem_bytes) return;
+  const std::string limit = human_bytes(int64_t(*options.max_mem_bytes));
   for (Candidate& c : candidates) {
-    if (options.max_mem_bytes && c.peak_rss_bytes && uint64_t(*c.peak_rss_bytes) > *options.max_mem_bytes) {
-      c.excluded_reason = fmt::format("peak RSS {} exceeds --max-mem {}", human_bytes(*c.peak_rss_bytes),
-                                      human_bytes(int64_t(*options.max_mem_bytes)));
-    } else if (c.n_ctx() < options.min_ctx) {
-      c.excluded_reason = fmt::format("context {} is below --min-ctx {}", c.n_ctx(), options.min_ctx);
+    if (c.peak_rss_bytes && uint64_t(*c.peak_rss_bytes) > *options.max_mem_bytes) {
+      c.excluded_reason = fmt::format("peak RSS {} exceeds --max-mem {}", human_bytes(*c.peak_rss_bytes), limit);
+    } else if (c.command_memory && c.command_memory->total() > *options.max_mem_bytes) {
+      c.excluded_reason = fmt::format("at -c {} it needs {} (predicted), over --max-mem {}", c.command_ctx,
+                                      human_bytes(int64_t(c.command_memory->total())), limit);
     }
   }
 }

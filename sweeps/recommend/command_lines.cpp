@@ -58,6 +58,7 @@ std::string shell_quote(const std::string& text) {
 CommandLines command_lines(const Candidate& candidate, std::optional<int64_t> host_physical_cores, bool serving) {
   EngineSettings settings = read_config_fields_or_defaults(candidate.config);
   resolve_threads(settings.placement, host_physical_cores);
+  if (candidate.command_ctx > 0) settings.context.n_ctx = uint32_t(candidate.command_ctx);
   CommandLines out;
   // Parallel sequences are slots of a server: infertune serve and llama-server.
   const bool server = serving || settings.context.n_seq_max > 1;

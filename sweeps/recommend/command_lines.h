@@ -3,8 +3,8 @@
 // equivalent (llama-cli), or, when the configuration has parallel sequences (-np: server slots) or is the serving
 // scenario's, `infertune serve` and `llama-server`; all generated from the settings table
 // (engine/settings/command_line.h) from the candidate's stored config. A setting at its "not set" value is left out, as
-// llama.cpp's tools read its absence (-c 0,
-// --numa none, -C 0x0, -np 1, -ngl 0). What a command cannot do is said in a note, never silently dropped.
+// the tools read its absence (-c 0, --numa none, -C 0x0, -np 1; -ngl 0 for infertune, -ngl auto for llama.cpp's
+// tools, whose lines therefore say -ngl 0). What a command cannot do is said in a note, never silently dropped.
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -10,6 +10,7 @@
 #include "sweeps/recommend/command_lines.h"
 #include "sweeps/recommend/pareto_front.h"
 #include "sweeps/recommend/scenario_rules.h"
+#include "sweeps/recommend/serving_context.h"
 
 namespace infertune {
 namespace {
@@ -38,13 +39,22 @@ Result<std::optional<int64_t>> host_physical_cores(ResultsStore& store, int64_t 
   return std::optional<int64_t>(query->column_int(0));
 }
 
+// A sweep measured by llama.cpp's tools (engine: llama.cpp) has llama.cpp's build row.
+Result<bool> measured_by_llama_cpp(ResultsStore& store, int64_t build_id) {
+  auto query = store.database().prepare("SELECT build_type FROM builds WHERE id = ?");
+  if (!query) return query.error();
+  query->bind(1, build_id);
+  auto row = query->step();
+  if (!row) return row.error();
+  return *row && query->column_text(0) == "llama.cpp";
+}
+
 std::string why_no_candidates(const RecommendationReport& r) {
   if (r.n_trials == 0) return fmt::format("sweep {} has no trials", r.sweep_id);
   if (r.n_ok == 0) return fmt::format("sweep {} has no ok trials ({} recorded, none ok)", r.sweep_id, r.n_trials);
   if (r.candidates.empty()) return fmt::format("sweep {}: no ok trial has a workload in its config", r.sweep_id);
   return fmt::format(
-      "sweep {}: every one of its {} configurations breaks a constraint (--max-mem, --min-ctx, --max-quality-loss, "
-      "--max-kld)",
+      "sweep {}: every one of its {} configurations breaks a constraint (--max-mem, --max-quality-loss, --max-kld)",
       r.sweep_id, r.candidates.size());
 }
 
@@ -90,9 +100,12 @@ Result<RecommendationReport> recommend_sweep(ResultsStore& store, int64_t sweep_
   if (!cores) return cores.error();
   auto quality = store.variant_quality(sweep_id);
   if (!quality) return quality.error();
+  auto llama_cpp = measured_by_llama_cpp(store, (*sweep)->build_id);
+  if (!llama_cpp) return llama_cpp.error();
 
   RecommendationReport report;
   report.sweep_id = sweep_id;
+  report.measured_by_llama_cpp = *llama_cpp;
   report.options = options;
   if (report.options.scenarios.empty()) report.options.scenarios = all_scenarios();
   report.n_trials = trials->size();
@@ -104,6 +117,7 @@ Result<RecommendationReport> recommend_sweep(ResultsStore& store, int64_t sweep_
   CandidateSet set = build_candidates(ok, *paths);
   report.n_unusable = set.n_unusable;
   report.candidates = std::move(set.candidates);
+  assign_serving_contexts(report.candidates, report.options.min_ctx, gguf_model_shapes());
   apply_constraints(report.candidates, report.options);
   report.quality_notes = apply_quality(report.candidates, *quality, report.options);
 

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "kernels/result.h"
+#include "sweeps/plan/memory_model.h"
 #include "sweeps/spec/sweep_spec.h"
 #include "sweeps/store/results_store.h"
 
@@ -49,8 +50,10 @@ std::vector<Scenario> all_scenarios();
 struct RecommendOptions {
   std::vector<Scenario> scenarios;  // empty: all (serving only where the sweep ran served workloads)
   std::optional<uint64_t>
-      max_mem_bytes;    // exclude candidates whose peak RSS (larger of predicted, measured) exceeds it
-  int64_t min_ctx = 0;  // exclude candidates whose context is smaller
+      max_mem_bytes;  // exclude candidates whose peak RSS (larger of predicted, measured) exceeds it
+  // The context the command lines run with, at least (serving_context.h): a smaller candidate's -c is raised to it
+  // and its memory predicted there; 0: 4096, or the model's training context when smaller.
+  int64_t min_ctx = 0;
   // Quality budgets (quantization variants measured against the sweep's base, sweeps/quality): exclude
   // candidates whose perplexity is more than this many percent above the base's, or whose mean KL divergence
   // from the base exceeds this. Candidates without figures (model files used as given, synthetic variants,
@@ -80,8 +83,13 @@ struct Candidate {
   std::string model_path;  // from the models table, else the config's "model"
   std::vector<WorkloadResult> workloads;
   std::optional<int64_t> peak_rss_bytes;  // the largest predicted or measured peak RSS of its trials
-  std::string excluded_reason;            // empty: passes the constraints
-  std::optional<int64_t> model_id;        // the trials' model row
+  // The context its command lines run with and what that context costs when full (serving_context.h); no
+  // memory when the model file cannot be read here (command_memory_note says why).
+  int64_t command_ctx = 0;
+  std::optional<MemoryPrediction> command_memory;
+  std::string command_memory_note;
+  std::string excluded_reason;      // empty: passes the constraints
+  std::optional<int64_t> model_id;  // the trials' model row
   // The variant's quality against the sweep's base (its variant_quality row), when the sweep has one for it;
   // quality_note says why a quality budget did not apply to the candidate.
   std::optional<VariantQualityRecord> quality;
@@ -137,7 +145,8 @@ struct ScenarioRecommendation {
 struct RecommendationReport {
   int64_t sweep_id = 0;
   RecommendOptions options;
-  size_t n_trials = 0;  // of the sweep, any status
+  bool measured_by_llama_cpp = false;  // engine: llama.cpp: its command lines are the ones measured, so they lead
+  size_t n_trials = 0;                 // of the sweep, any status
   size_t n_ok = 0;
   size_t n_unusable = 0;              // ok trials whose config has no workload (left out)
   std::vector<Candidate> candidates;  // every configuration of the ok trials, excluded ones included

@@ -118,9 +118,11 @@ void add_recommend_command(Subcommands& commands) {
   sub->add_option("--scenario", flags->scenario, "latency, throughput, mixed, serving (sweeps with --serve) or all")
       ->capture_default_str();
   sub->add_option("--max-mem", flags->max_mem,
-                  "Only configurations whose peak RSS (predicted or measured, the "
-                  "larger) fits: 8G, 512M, bytes");
-  sub->add_option("--min-ctx", flags->min_ctx, "Only configurations with at least this context size")
+                  "Only configurations whose peak RSS (predicted or measured, the larger) fits, and whose "
+                  "predicted memory at the command lines' context (--min-ctx) does: 8G, 512M, bytes");
+  sub->add_option("--min-ctx", flags->min_ctx,
+                  "The context the command lines run with, at least: a smaller configuration's -c is raised to it and "
+                  "its memory predicted there (0: 4096, or the model's training context when smaller)")
       ->capture_default_str();
   sub->add_option("--max-quality-loss", flags->max_quality_loss,
                   "Only quantization variants whose perplexity is at most this much above the base model's (1%); "

@@ -50,6 +50,13 @@ nlohmann::json quality_json(const Candidate& c) {
           {"same_top", or_null(q.same_top)}};
 }
 
+// What the command lines' context costs when full, or why it is not predicted.
+nlohmann::json command_memory_json(const Candidate& c) {
+  if (!c.command_memory) return {{"note", c.command_memory_note}};
+  const MemoryPrediction& m = *c.command_memory;
+  return {{"total_bytes", m.total()}, {"weights_bytes", m.weights}, {"kv_bytes", m.kv}, {"compute_bytes", m.compute}};
+}
+
 nlohmann::json candidate_json(const RecommendationReport& report, std::optional<size_t> index) {
   if (!index || *index >= report.candidates.size()) return nullptr;
   const Candidate& c = report.candidates[*index];
@@ -61,6 +68,8 @@ nlohmann::json candidate_json(const RecommendationReport& report, std::optional<
           {"n_parallel", c.n_parallel()},
           {"n_ctx", c.n_ctx()},
           {"peak_rss_bytes", or_null(c.peak_rss_bytes)},
+          {"command_ctx", c.command_ctx},
+          {"command_memory", command_memory_json(c)},
           {"excluded_reason", c.excluded_reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.excluded_reason)},
           {"workloads", workloads},
           {"throughput_tps", estimate_json(c.throughput_tps)},
@@ -117,6 +126,7 @@ nlohmann::json recommendation_json(const RecommendationReport& report) {
       {"format", "infertune-recommendation"},
       {"version", 1},
       {"sweep_id", report.sweep_id},
+      {"measured_by", report.measured_by_llama_cpp ? "llama.cpp" : "infertune"},
       {"constraints",
        {{"max_mem_bytes", or_null(report.options.max_mem_bytes)},
         {"min_ctx", report.options.min_ctx},

@@ -149,7 +149,6 @@ std::string heading(const RecommendationReport& r) {
   if (excluded > 0) text += fmt::format(", {} excluded by the constraints", excluded);
   std::vector<std::string> constraints;
   if (r.options.max_mem_bytes) constraints.push_back("--max-mem " + human_bytes(int64_t(*r.options.max_mem_bytes)));
-  if (r.options.min_ctx > 0) constraints.push_back(fmt::format("--min-ctx {}", r.options.min_ctx));
   if (const std::string budget = quality_budget_text(r.options); !budget.empty()) constraints.push_back(budget);
   if (!constraints.empty()) text += fmt::format(" ({})", fmt::join(constraints, ", "));
   return text + "\n";
@@ -177,6 +176,19 @@ std::string summary_table(const RecommendationReport& r) {
   return aligned(rows, "");
 }
 
+// The context the command lines carry and its memory: "-c 4096 (the trials' -c 128, raised ...): 1.2 GiB
+// when full (weights ..., KV cache ..., compute ...)".
+std::string command_memory_text(const Candidate& c) {
+  std::string text = fmt::format("-c {}", c.command_ctx);
+  if (c.command_ctx > c.n_ctx())
+    text += fmt::format(" (the trials' -c {}, raised to a context to serve; --min-ctx sets it)", c.n_ctx());
+  if (!c.command_memory) return text + ": " + c.command_memory_note;
+  const MemoryPrediction& m = *c.command_memory;
+  return text + fmt::format(": {} when full (weights {}, KV cache {}, compute {}; predicted)",
+                            human_bytes(int64_t(m.total())), human_bytes(int64_t(m.weights)),
+                            human_bytes(int64_t(m.kv)), human_bytes(int64_t(m.compute)));
+}
+
 std::string scenario_details(const RecommendationReport& r, const ScenarioRecommendation& s) {
   std::string text = fmt::format("\n{}: {}\n", to_string(s.scenario), s.rule);
   if (!s.winner) return text + "  no recommendation: " + s.no_winner_reason + "\n";
@@ -190,8 +202,14 @@ std::string scenario_details(const RecommendationReport& r, const ScenarioRecomm
   text += aligned(rows, "  ");
   text +=
       "  " + (s.margin ? s.margin->text() : std::string("no runner-up: the only configuration that qualifies")) + "\n";
-  text += "  " + s.commands.infertune + "\n";
-  text += "  " + s.commands.llama_cpp + "\n";
+  text += "  " + command_memory_text(r.candidates[*s.winner]) + "\n";
+  if (r.measured_by_llama_cpp) {
+    text += "  " + s.commands.llama_cpp + "\n";
+    text += "  " + s.commands.infertune + "   (the same configuration on infertune, not measured here)\n";
+  } else {
+    text += "  " + s.commands.infertune + "\n";
+    text += "  " + s.commands.llama_cpp + "\n";
+  }
   for (const std::string& note : s.commands.notes) text += "  note: " + note + "\n";
   return text;
 }

@@ -151,9 +151,13 @@ TEST(SettingsTable, UnsetValuesAreLeftOutOfCommandLines) {
             (std::vector<std::string>{"-t", "4", "-b", "2048", "-ub", "512", "-ctk", "f16", "-ctv", "f16", "-fa",
                                       "auto", "--no-mmap"}));
   settings.context.n_seq_max = 4;  // run has no -np; llama.cpp's tools take it (llama-server)
+  // llama.cpp's tools offload what fits unless told -ngl 0: their line says it, and leaves out auto instead.
   EXPECT_EQ(setting_command_flags(settings, Command::run, Spelling::llama_cpp),
-            (std::vector<std::string>{"-t", "4", "-b", "2048", "-ub", "512", "-np", "4", "-ctk", "f16", "-ctv", "f16",
-                                      "-fa", "auto", "--no-mmap"}));
+            (std::vector<std::string>{"-t", "4", "-ngl", "0", "-b", "2048", "-ub", "512", "-np", "4", "-ctk", "f16",
+                                      "-ctv", "f16", "-fa", "auto", "--no-mmap"}));
+  settings.n_gpu_layers = kGpuLayersAuto;
+  const std::vector<std::string> automatic = setting_command_flags(settings, Command::run, Spelling::llama_cpp);
+  EXPECT_EQ(std::ranges::find(automatic, "-ngl"), automatic.end());
 }
 
 // Each command's --help lists the table's settings for that command, and no other setting.

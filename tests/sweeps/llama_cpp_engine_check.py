@@ -6,7 +6,7 @@ store and recommender.
 1. The sweep (pp, tg, batched and served workloads at two thread counts) records every trial ok, with llama-bench's
    per-repetition rates as samples, the served trials' per-request latencies and per-run rates (llama-server under
    our clients) and the server's measured peak RSS, and its build row names llama.cpp; its recommendation has a
-   serving scenario.
+   serving scenario led by the llama-server command line, and says it was measured by llama.cpp.
 2. The same spec on infertune has the same trial configurations, so `compare` matches every configuration of the
    two sweeps (one store) side by side.
 3. Workloads llama.cpp's tools cannot measure (pp+tg) fail their trial with the reason; the sweep goes on.
@@ -77,8 +77,10 @@ def main() -> int:
     if len(served) != 2 or any(not rss or rss < 1 << 20 or ttft < 24 or runs < 3 or not good
                                for _, rss, ttft, runs, good in served):
         failures.append(f"the served trials lack their measurements: {served}")
-    if "serving: most mean goodput_rps" not in llama.stdout or "llama-server -m" not in llama.stdout:
-        failures.append("the llama.cpp sweep's recommendation has no serving scenario with a llama-server line")
+    serving = llama.stdout[llama.stdout.find("serving: most mean goodput_rps"):]
+    if "serving: most mean goodput_rps" not in llama.stdout or not 0 <= serving.find("llama-server -m") < \
+            serving.find("infertune serve -m"):
+        failures.append("the llama.cpp sweep's serving recommendation does not lead with its llama-server line")
 
     ours = subprocess.run([infertune, "sweep", *spec], capture_output=True, text=True)
     if ours.returncode != 0:
@@ -96,6 +98,13 @@ def main() -> int:
             failures.append(f"compare matched {len(matched)} of 8 configurations")
     except (ValueError, KeyError) as e:
         failures.append(f"compare printed no rows ({e}): {compare.stdout[:300]} {compare.stderr[-300:]}")
+
+    for sweep, engine in ((1, "llama.cpp"), (2, "infertune")):
+        rec = subprocess.run([infertune, "recommend", "--db", db, "--sweep", str(sweep), "-o", "json"],
+                             capture_output=True, text=True)
+        measured_by = json.loads(rec.stdout).get("measured_by") if rec.returncode == 0 else rec.stderr[-300:]
+        if measured_by != engine:
+            failures.append(f"sweep {sweep}'s recommendation says measured_by {measured_by}, not {engine}")
 
     pg = subprocess.run([infertune, "sweep", "-m", model, "-t", "1", "--pg", "16,4", "-p", "16", "--min-reps", "1",
                          "--max-reps", "1", "--db", os.path.join(work, "pg.db"), "--engine", "llama.cpp",

@@ -108,23 +108,30 @@ TEST(RecommendCommandLines, OneSequenceIsLlamaCliAndAutoThreadsResolve) {
   EXPECT_FALSE(has(unknown.infertune, "-t")) << unknown.infertune;
 }
 
-// -ngl goes into both lines: both engines offload the same layers.
+// -ngl goes into both lines: both engines offload the same layers. auto is llama.cpp's own default.
 TEST(RecommendCommandLines, GpuLayersInBothLines) {
   nlohmann::json config = trial_config(2, 1, single_workload("tg", 0, 64));
   config["n_gpu_layers"] = 99;
   const CommandLines lines = command_lines(candidate(config), 2);
   EXPECT_TRUE(has(lines.llama_cpp, "-ngl 99")) << lines.llama_cpp;
   EXPECT_TRUE(has(lines.infertune, "-ngl 99")) << lines.infertune;
+  config["n_gpu_layers"] = "auto";
+  const CommandLines automatic = command_lines(candidate(config), 2);
+  EXPECT_FALSE(has(automatic.llama_cpp, "-ngl")) << automatic.llama_cpp;
+  EXPECT_TRUE(has(automatic.infertune, "-ngl auto")) << automatic.infertune;
   for (const std::string& note : lines.notes) EXPECT_EQ(note.find("-ngl"), std::string::npos) << note;
 }
 
-// A setting at its "not set" value is left out of both lines, as llama.cpp's tools read its absence: -c 0
-// is the command's own context, -ngl 0 the CPU, -np 1 one sequence. (The lines used to print -c 0.)
+// A setting at its "not set" value is left out of both lines, as the tools read its absence: -c 0 is the
+// command's own context, -np 1 one sequence. (The lines used to print -c 0.) -ngl is the exception: infertune's
+// default is 0 (the CPU) and llama.cpp's is auto (what fits the GPU), so the llama.cpp line says -ngl 0.
 TEST(RecommendCommandLines, NotSetValuesAreLeftOut) {
   nlohmann::json config = trial_config(2, 1, single_workload("tg", 0, 64), 0);
   const CommandLines lines = command_lines(candidate(config), 2);
+  EXPECT_FALSE(has(lines.infertune, "-ngl")) << lines.infertune;
+  EXPECT_TRUE(has(lines.llama_cpp, "-ngl 0")) << lines.llama_cpp;
   for (const std::string& line : {lines.infertune, lines.llama_cpp}) {
-    for (const char* flag : {"-c", "-ngl", "-np", "--numa", "-C", "--no-mmap", "--cpu-strict", "--poll", "--prio"}) {
+    for (const char* flag : {"-c", "-np", "--numa", "-C", "--no-mmap", "--cpu-strict", "--poll", "--prio"}) {
       EXPECT_FALSE(has(line, flag)) << flag << " in " << line;
     }
     for (const char* part : {"-t 2", "-tb 2", "-b 512", "-ub 256", "-ctk f16", "-ctv f16", "-fa auto"}) {

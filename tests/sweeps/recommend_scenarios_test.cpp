@@ -143,18 +143,27 @@ TEST_F(RecommendScenarios, MaxMemUsesTheLargerOfPredictedAndMeasured) {
   for (size_t i : r.pareto_front) EXPECT_NE(r.candidates[i].n_parallel(), 8);
 }
 
-TEST_F(RecommendScenarios, MinCtxExcludesSmallerContexts) {
+// --min-ctx is the context the command lines run with: a candidate measured at a smaller one keeps its scores and
+// is not excluded, but its command says -c 1024 (the model file is not there, so no memory is predicted: said).
+TEST_F(RecommendScenarios, MinCtxRaisesTheCommandLinesContext) {
   SyntheticTrial t{trial_config(2, 1, batched_workload(1), 512), batched_metrics(100, 1, 1)};
-  record(*store_, sweep_, t);  // would win everything, but its context is 512
+  record(*store_, sweep_, t);  // wins everything, but its context is 512
   RecommendOptions options = no_store_options();
   options.min_ctx = 1024;
   const auto r = run(options);
-  for (const auto& s : r.scenarios) {
-    ASSERT_TRUE(s.winner);
-    EXPECT_EQ(r.candidates[*s.winner].n_ctx(), 4096) << to_string(s.scenario);
+  const ScenarioRecommendation& throughput = scenario(r, Scenario::throughput);
+  ASSERT_TRUE(throughput.winner);
+  const Candidate& winner = r.candidates[*throughput.winner];
+  EXPECT_EQ(winner.n_ctx(), 512);
+  EXPECT_EQ(winner.command_ctx, 1024);
+  EXPECT_NE(throughput.commands.infertune.find("-c 1024"), std::string::npos) << throughput.commands.infertune;
+  EXPECT_NE(throughput.commands.llama_cpp.find("-c 1024"), std::string::npos) << throughput.commands.llama_cpp;
+  EXPECT_FALSE(winner.command_memory);
+  EXPECT_NE(winner.command_memory_note.find("not predicted"), std::string::npos) << winner.command_memory_note;
+  for (const Candidate& c : r.candidates) {
+    EXPECT_TRUE(c.excluded_reason.empty()) << c.excluded_reason;
+    EXPECT_EQ(c.command_ctx, std::max<int64_t>(c.n_ctx(), 1024));
   }
-  const auto unconstrained = run(no_store_options());
-  EXPECT_EQ(unconstrained.candidates[*scenario(unconstrained, Scenario::throughput).winner].n_ctx(), 512);
 }
 
 TEST_F(RecommendScenarios, EveryConfigurationExcludedSaysWhy) {
