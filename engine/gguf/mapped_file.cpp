@@ -10,6 +10,8 @@
 #include <cstring>
 #include <utility>
 
+#include "engine/gguf/mapped_file_guard.h"
+
 namespace infertune {
 namespace {
 
@@ -43,11 +45,14 @@ Result<std::shared_ptr<const MappedFile>> MappedFile::open(const std::string& pa
     }
   }
   ::close(fd);  // the mapping keeps the file alive
+  if (base != nullptr) register_mapped_file(base, size, path);
   return std::shared_ptr<const MappedFile>(new MappedFile(base, size));
 }
 
 MappedFile::~MappedFile() {
-  if (base_ != nullptr) ::munmap(base_, size_);
+  if (base_ == nullptr) return;
+  unregister_mapped_file(base_);
+  ::munmap(base_, size_);
 }
 
 Result<WritableMappedFile> WritableMappedFile::create(const std::string& path, uint64_t size) {

@@ -12,7 +12,8 @@
 
 namespace infertune {
 
-// A read-only, private mapping of a regular file. An empty file maps to an empty span.
+// A read-only, private mapping of a regular file. An empty file maps to an empty span. A read of the file after
+// it was truncated under the mapping ends the process with a message naming it (mapped_file_guard.h).
 class MappedFile {
  public:
   static Result<std::shared_ptr<const MappedFile>> open(const std::string& path);

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "engine/model/arch_tensors.h"
+#include "engine/tokenizer/tokenizer_metadata.h"
 
 namespace infertune {
 namespace {
@@ -77,9 +78,12 @@ Status read_attention(const KeyReader& keys, ModelConfig& c) {
   auto head_dim_v = keys.u32_or("attention.value_length", c.head_dim);
   if (!head_dim_v) return head_dim_v.error();
   c.head_dim_v = *head_dim_v;
-  auto eps = keys.f32_or("attention.layer_norm_rms_epsilon", std::nanf(""));
+  // Present but NaN is a bad value (validate_hparams says so), not a missing key.
+  if (!keys.has("attention.layer_norm_rms_epsilon")) {
+    return fail("missing key '{}'", keys.key("attention.layer_norm_rms_epsilon"));
+  }
+  auto eps = keys.f32_or("attention.layer_norm_rms_epsilon", 0.0f);
   if (!eps) return eps.error();
-  if (std::isnan(*eps)) return fail("missing key '{}'", keys.key("attention.layer_norm_rms_epsilon"));
   c.rms_eps = *eps;
   return {};
 }
@@ -191,6 +195,7 @@ Status read_vocab_size(const GgufFile& file, const KeyReader& keys, ModelConfig&
 }
 
 Status check_tokenizer_arrays(const GgufFile& file, const ModelConfig& c) {
+  if (Status s = check_tokenizer_metadata(file); !s) return s;
   const std::pair<const char*, GgufValueType> arrays[] = {
       {"tokenizer.ggml.tokens", GgufValueType::STRING},
       {"tokenizer.ggml.scores", GgufValueType::F32},
@@ -342,8 +347,9 @@ Status validate_hparams(const ModelConfig& c) {
     return fail("{}attention.head_count_kv = {} does not divide {}attention.head_count = {}", p, c.n_head_kv, p,
                 c.n_head);
   }
-  if (c.n_rot > c.head_dim || c.n_rot % 2 != 0) {
-    return fail("{}rope.dimension_count = {}: must be even and at most the head size {}", p, c.n_rot, c.head_dim);
+  if (c.n_rot == 0 || c.n_rot > c.head_dim || c.n_rot % 2 != 0) {
+    return fail("{}rope.dimension_count = {}: must be even, at least 2 and at most the head size {}", p, c.n_rot,
+                c.head_dim);
   }
   if (!(c.rms_eps > 0) || !std::isfinite(c.rms_eps)) {
     return fail("{}attention.layer_norm_rms_epsilon = {}: must be positive and finite", p, c.rms_eps);

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "engine/tokenizer/pre_tokenizer.h"
+#include "engine/tokenizer/tokenizer_metadata.h"
 
 namespace infertune {
 namespace {
@@ -33,11 +34,10 @@ uint32_t attr_from_token_type(int32_t type) {
   }
 }
 
-Result<TokenizerKind> kind_from_model(const std::string& source, std::string_view model) {
+TokenizerKind kind_from_model(std::string_view model) {
   if (model == "llama") return TokenizerKind::Spm;
   if (model == "gpt2") return TokenizerKind::Bpe;
-  if (model == "bert") return TokenizerKind::WordPiece;
-  return fail("{}: unsupported tokenizer model '{}' ({}); supported: llama, gpt2, bert", source, model, kModelKey);
+  return TokenizerKind::WordPiece;  // bert: check_tokenizer_metadata refused every other model
 }
 
 // Texts that mark end-of-generation tokens in vocabularies whose metadata names only the EOS token
@@ -73,13 +73,12 @@ Result<Vocab> Vocab::from_gguf(const GgufFile& file) {
   if (file.find(kModelKey) == nullptr) {
     return fail("{}: the file has no tokenizer ({} is missing)", file.source_name(), kModelKey);
   }
+  if (Status s = check_tokenizer_metadata(file); !s) return fail("{}: {}", file.source_name(), s.error().message);
   auto model = file.get_string(kModelKey);
   if (!model) return model.error();
-  auto kind = kind_from_model(file.source_name(), *model);
-  if (!kind) return kind.error();
 
   Vocab vocab;
-  vocab.kind_ = *kind;
+  vocab.kind_ = kind_from_model(*model);
   vocab.model_ = std::string(*model);
   if (file.find("tokenizer.ggml.pre") != nullptr) {
     auto pre = file.get_string("tokenizer.ggml.pre");

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -246,17 +247,19 @@ void print_recommendation(ResultsStore& store, int64_t sweep_id, const SweepSpec
 }
 
 // The closing lines: counts, where the results are, and how to go on.
-int print_summary(ResultsStore& store, int64_t sweep_id, SweepStatus status, const std::string& reason,
-                  const PlannedSweep& planned, const SweepOptions& o) {
+int print_summary(ResultsStore& store, int64_t sweep_id, const SweepRunResult& result, const PlannedSweep& planned,
+                  const SweepOptions& o) {
   auto counts = count_sweep_trials(store, sweep_id);
   if (!counts) return report_error("sweep", counts.error().message);
   const size_t left = planned.plan.trials.size() - std::min(planned.plan.trials.size(), counts->recorded());
   std::FILE* out = o.json ? stderr : stdout;  // --json keeps stdout for the recommendation document
-  fmt::print(out, "sweep {} {}{}: {} ok, {} failed, {} skipped", sweep_id, to_string(status),
+  const std::string& reason = result.stop_reason;
+  fmt::print(out, "sweep {} {}{}: {} ok, {} failed, {} skipped", sweep_id, to_string(result.status),
              reason.empty() ? "" : " (" + reason + ")", counts->ok, counts->failed, counts->skipped);
   if (left > 0) fmt::print(out, ", {} not run yet", left);
   fmt::print(out, "; results in {}\n", o.db);
-  if (status == SweepStatus::done) {
+  if (!result.repetitions_cut.empty()) fmt::print(out, "  time budget: {}\n", result.repetitions_cut);
+  if (result.status == SweepStatus::done) {
     fmt::print(out, "  infertune export --db {} --sweep {}\n", o.db, sweep_id);
     if (!planned.shard.empty()) {
       fmt::print(out,
@@ -268,6 +271,12 @@ int print_summary(ResultsStore& store, int64_t sweep_id, SweepStatus status, con
     return 0;
   }
   fmt::print(out, "  resume with: infertune sweep --resume {} --db {}\n", sweep_id, o.db);
+  // What a time budget let run is still worth a recommendation; it says which trials it covers.
+  if (result.stopped_by_time_budget && counts->ok > 0) {
+    fmt::print(out, "  the recommendation below covers the {} trials that ran within the time budget\n",
+               counts->recorded());
+    print_recommendation(store, sweep_id, planned.spec, o.json);
+  }
   return kInterruptedExitCode;
 }
 
@@ -323,6 +332,8 @@ int slurm_sweep(const SweepOptions& o) {
 }
 
 int run_sweep_command(SweepOptions o) {
+  // The time budget counts the whole command: the default sweep's models are synthesized before the run.
+  const auto command_start = std::chrono::steady_clock::now();
   if (o.slurm) return slurm_sweep(o);
   const bool resuming = o.resume_option->count() > 0;
   std::string resume_value = o.resume.empty() ? "" : o.resume.front();
@@ -377,7 +388,9 @@ int run_sweep_command(SweepOptions o) {
     resumed = *found;
     if (resumed && resumed->status == SweepStatus::done) {
       fmt::print("sweep {} is complete: nothing to resume\n", resumed->id);
-      return print_summary(*store, resumed->id, SweepStatus::done, "", *planned, o);
+      SweepRunResult complete;
+      complete.status = SweepStatus::done;
+      return print_summary(*store, resumed->id, complete, *planned, o);
     }
   }
   auto probe = load_or_measure_host_probe(false);
@@ -404,9 +417,10 @@ int run_sweep_command(SweepOptions o) {
   run.measure_quality = !o.no_quality;
   run.progress_terminal = isatty(fileno(stderr)) != 0;
   if (probe->bandwidth.read_all_cores.best > 0) run.host_read_bandwidth_gbs = probe->bandwidth.read_all_cores.best;
+  run.time_spent_before_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - command_start).count();
   auto result = run_sweep(*store, sweep_id, planned->spec, planned->plan, run);
   if (!result) return report_error("sweep", fmt::format("sweep {} failed: {}", sweep_id, result.error().message));
-  return print_summary(*store, sweep_id, result->status, result->stop_reason, *planned, o);
+  return print_summary(*store, sweep_id, *result, *planned, o);
 }
 
 }  // namespace

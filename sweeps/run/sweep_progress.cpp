@@ -16,27 +16,58 @@
 
 namespace infertune {
 
-void TrialTimes::add(const std::string& workload, double seconds) {
+void TrialTimes::add(const TrialCost& trial, double seconds, int runs) {
   if (!std::isfinite(seconds) || seconds < 0) return;
-  Sum& s = by_workload_[workload];
-  s.seconds += seconds;
-  ++s.count;
+  const double n = std::max(runs, 1);
+  WorkloadTimes& w = by_workload_[trial.workload];
+  Mean& per_run = w.per_run_by_threads[trial.threads];
+  per_run.sum += seconds / n;
+  ++per_run.count;
+  w.runs.sum += n;
+  ++w.runs.count;
+  w.weight_bytes.sum += double(trial.weight_bytes);
+  ++w.weight_bytes.count;
   total_s_ += seconds;
   ++count_;
 }
 
-std::optional<double> TrialTimes::predict(const std::string& workload) const {
-  if (auto it = by_workload_.find(workload); it != by_workload_.end()) {
-    return it->second.seconds / static_cast<double>(it->second.count);
+// Seconds per run of the workload at `threads`: measured, or the most measured thread count's times the ratio
+// between the two counts that the other workloads measured at both (their geometric mean; none: 1).
+std::optional<double> TrialTimes::per_run_at(const WorkloadTimes& w, int threads) const {
+  if (auto it = w.per_run_by_threads.find(threads); it != w.per_run_by_threads.end()) return it->second.value();
+  const auto most = std::ranges::max_element(w.per_run_by_threads, {}, [](const auto& e) { return e.second.count; });
+  if (most == w.per_run_by_threads.end()) return std::nullopt;
+  double log_ratio = 0;
+  size_t ratios = 0;
+  for (const auto& [name, other] : by_workload_) {
+    const auto at = other.per_run_by_threads.find(threads);
+    const auto from = other.per_run_by_threads.find(most->first);
+    if (at == other.per_run_by_threads.end() || from == other.per_run_by_threads.end()) continue;
+    log_ratio += std::log(at->second.value() / from->second.value());
+    ++ratios;
+  }
+  return most->second.value() * (ratios > 0 ? std::exp(log_ratio / double(ratios)) : 1.0);
+}
+
+std::optional<double> TrialTimes::predict(const TrialCost& trial, int max_runs) const {
+  if (auto it = by_workload_.find(trial.workload); it != by_workload_.end()) {
+    const WorkloadTimes& w = it->second;
+    const std::optional<double> per_run = per_run_at(w, trial.threads);
+    double runs = w.runs.value();
+    if (max_runs > 0) runs = std::min(runs, double(max_runs));
+    const double mean_bytes = w.weight_bytes.value();
+    const double size =
+        mean_bytes > 0 && trial.weight_bytes > 0 ? 0.5 + 0.5 * double(trial.weight_bytes) / mean_bytes : 1.0;
+    if (per_run) return *per_run * size * runs;
   }
   if (count_ == 0) return std::nullopt;
   return total_s_ / static_cast<double>(count_);
 }
 
-std::optional<double> TrialTimes::eta_s(const std::vector<std::string>& remaining_workloads) const {
+std::optional<double> TrialTimes::eta_s(const std::vector<TrialCost>& remaining, int max_runs) const {
   if (count_ == 0) return std::nullopt;
   double sum = 0;
-  for (const auto& w : remaining_workloads) sum += *predict(w);
+  for (const TrialCost& t : remaining) sum += *predict(t, max_runs);
   return sum;
 }
 

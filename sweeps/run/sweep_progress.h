@@ -20,22 +20,48 @@
 
 namespace infertune {
 
-// Measured trial durations: the prediction for a trial is the mean of the trials of its workload
-// ("pp512", "tg128"), or, before one of them has finished, the mean over all trials.
+// A trial as the time predictions see it: its workload ("pp512", "tg128"), its threads (0: unknown) and, for a
+// workload that generates tokens, the weight bytes of its model (0: its time is not scaled: a prompt-only workload,
+// or the size is unknown).
+struct TrialCost {
+  TrialCost(std::string workload_name, uint64_t weights = 0, int n_threads = 0)  // NOLINT: a name alone is a cost
+      : workload(std::move(workload_name)), weight_bytes(weights), threads(n_threads) {}
+  TrialCost(const char* workload_name) : TrialCost(std::string(workload_name)) {}  // NOLINT: as above
+  std::string workload;
+  uint64_t weight_bytes = 0;
+  int threads = 0;
+};
+
+// Measured trial durations and the predictions for the trials to come (the ETA, the time budget). A trial's time is
+// kept per run (its warmup and repetitions: capped repetitions make shorter trials). The prediction for a trial is
+// the mean time per run of its workload's trials at its thread count, times the mean runs of its workload's trials
+// (at most `max_runs` once repetitions are capped), times a size factor: where the workload generates tokens, half
+// of a run's time is taken to scale with the model's weight bytes (each decode step streams them; dequantization
+// and attention do not: a q8_0 model's runs took 1.2-1.34x a q4_k_m's for 1.64x the bytes). A thread count not
+// measured yet for the workload takes its measured one times the ratio other workloads showed between the two
+// counts. Before a trial of its workload has finished: the mean time of all trials. (Measured on the default
+// sweep: within 15% of the time left from the first third of the trials on.)
 class TrialTimes {
  public:
-  void add(const std::string& workload, double seconds);
-  std::optional<double> predict(const std::string& workload) const;  // nullopt: nothing measured yet
+  // `runs`: warmup + repetitions the trial made (0: unknown, counted as one).
+  void add(const TrialCost& trial, double seconds, int runs = 0);
+  std::optional<double> predict(const TrialCost& trial, int max_runs = 0) const;  // nullopt: nothing measured yet
   // The sum of the predictions for the trials still to run; nullopt until one trial has been measured.
-  std::optional<double> eta_s(const std::vector<std::string>& remaining_workloads) const;
+  std::optional<double> eta_s(const std::vector<TrialCost>& remaining, int max_runs = 0) const;
   size_t count() const { return count_; }
 
  private:
-  struct Sum {
-    double seconds = 0;
+  struct Mean {
+    double sum = 0;
     size_t count = 0;
+    double value() const { return sum / static_cast<double>(count); }
   };
-  std::map<std::string, Sum> by_workload_;
+  struct WorkloadTimes {
+    std::map<int, Mean> per_run_by_threads;  // seconds per run
+    Mean runs, weight_bytes;
+  };
+  std::optional<double> per_run_at(const WorkloadTimes& w, int threads) const;
+  std::map<std::string, WorkloadTimes> by_workload_;
   double total_s_ = 0;
   size_t count_ = 0;
 };

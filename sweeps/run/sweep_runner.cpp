@@ -56,6 +56,12 @@ class Runner {
   void on_signal(int count);
   void show(const std::string& current = {});
   double elapsed_s() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+  // What the time budget has used: this run and what the command spent before it.
+  double budget_used_s() const { return elapsed_s() + options_.time_spent_before_s; }
+  std::vector<TrialCost> remaining_costs() const;
+  void pace_repetitions();
+  int runs_cap(const PlannedTrial& t) const;
+  std::optional<double> eta_s() const;
 
   ResultsStore& store_;
   int64_t sweep_id_;
@@ -77,8 +83,19 @@ class Runner {
   std::optional<int64_t> group_model_id_;                    // the model of the group running now
   std::vector<const PlannedTrial*> pending_;                 // the group's trials handed to run_group
   std::string stop_reason_;
-  std::optional<Error> store_error_;  // from a record made in run_group's callback
+  bool stopped_by_time_budget_ = false;
+  std::string repetitions_cut_;        // set when pace_repetitions capped them
+  size_t running_group_ = SIZE_MAX;    // the group whose worker runs now
+  bool running_group_capped_ = false;  // launched after the cap
+  std::optional<Error> store_error_;   // from a record made in run_group's callback
 };
+
+// A trial's cost for the predictions: its workload, scaled by its model's weight bytes where it generates tokens.
+TrialCost cost_of(const PlannedTrial& t) {
+  const auto workload = t.config.find("workload");
+  const bool generates = workload != t.config.end() && workload->is_object() && workload->value("n_gen", 0) > 0;
+  return {t.workload, generates && t.memory ? t.memory->weights : 0, int(t.config.value("threads", 0))};
+}
 
 Result<SweepRunResult> Runner::run() {
   auto watch = InterruptWatch::install([this](int count) { on_signal(count); });
@@ -96,7 +113,11 @@ Result<SweepRunResult> Runner::run() {
 
 Result<SweepRunResult> Runner::finish() {
   display_.finish();
-  SweepRunResult result{.status = SweepStatus::done, .stop_reason = stop_reason_, .ran = ran_};
+  SweepRunResult result{.status = SweepStatus::done,
+                        .stop_reason = stop_reason_,
+                        .ran = ran_,
+                        .stopped_by_time_budget = stopped_by_time_budget_,
+                        .repetitions_cut = repetitions_cut_};
   const size_t missing = static_cast<size_t>(
       std::ranges::count_if(plan_.trials, [&](const PlannedTrial& t) { return !done_.contains(t.hash); }));
   if (missing > 0) {
@@ -130,7 +151,7 @@ Status Runner::load_done() {
     auto it = by_hash.find(s.trial.config_hash);
     if (it == by_hash.end() || it->second->skipped()) continue;
     if (s.trial.status != TrialStatus::ok) ++failed_;
-    if (s.trial.duration_s) times_.add(it->second->workload, *s.trial.duration_s);
+    if (s.trial.duration_s) times_.add(cost_of(*it->second), *s.trial.duration_s);
   }
   return {};
 }
@@ -306,7 +327,11 @@ Status Runner::run_group_trials(const TrialGroup& group) {
   launch.model_path = model_path;
   launch.group_key = group.key;
   launch.trials = pending_;
+  pace_repetitions();
   launch.settings = options_.settings;
+  running_group_ = pending_.front()->group;
+  running_group_capped_ = !repetitions_cut_.empty();
+  if (running_group_capped_) launch.settings.max_reps = options_.settings.min_reps;
   launch.environment.host_read_bandwidth_gbs = options_.host_read_bandwidth_gbs;
   launch.trial_timeout_s = options_.trial_timeout_s;
   if (spec_.engine == SweepEngine::llama_cpp) launch.llama_cpp_bin = spec_.llama_cpp_bin;
@@ -352,7 +377,8 @@ bool Runner::on_finished(const TrialOutcome& o) {
   }
   ++ran_;
   if (o.status != TrialStatus::ok) ++failed_;
-  times_.add(trial.workload, o.duration_s);
+  times_.add(cost_of(trial), o.duration_s, o.measurement.repetitions + (options_.settings.warmup ? 1 : 0));
+  pace_repetitions();
   const std::string& metric = o.measurement.main_metric;
   display_.trial_finished(FinishedTrialLine{
       .done = static_cast<size_t>(std::ranges::count_if(
@@ -377,14 +403,61 @@ bool Runner::may_start(const PlannedTrial& next) {
     return false;
   }
   if (!spec_.time_budget_s || ran_ == 0) return true;  // every run makes progress, whatever the prediction
-  const std::optional<double> predicted = times_.predict(next.workload);
+  const std::optional<double> predicted = times_.predict(cost_of(next), runs_cap(next));
   if (!predicted) return true;
-  const double ends_at = elapsed_s() + *predicted;
+  const double ends_at = budget_used_s() + *predicted;
   if (ends_at <= *spec_.time_budget_s) return true;
+  stopped_by_time_budget_ = true;
   stop_reason_ = fmt::format("time budget {}: the next trial ({}, about {}) would end at {}",
                              format_duration(*spec_.time_budget_s), next.workload, format_duration(*predicted),
                              format_duration(ends_at));
   return false;
+}
+
+std::vector<TrialCost> Runner::remaining_costs() const {
+  std::vector<TrialCost> remaining;
+  for (const PlannedTrial& t : plan_.trials) {
+    if (!t.skipped() && !done_.contains(t.hash)) remaining.push_back(cost_of(t));
+  }
+  return remaining;
+}
+
+// Once repetitions are capped: the most runs a trial makes (its warmup and --min-reps), unless its group's worker
+// was launched before the cap (its trials keep the sweep's repetitions).
+int Runner::runs_cap(const PlannedTrial& t) const {
+  if (repetitions_cut_.empty() || (t.group == running_group_ && !running_group_capped_)) return 0;
+  return options_.settings.min_reps + (options_.settings.warmup ? 1 : 0);
+}
+
+std::optional<double> Runner::eta_s() const {
+  if (times_.count() == 0) return std::nullopt;
+  double sum = 0;
+  for (const PlannedTrial& t : plan_.trials) {
+    if (!t.skipped() && !done_.contains(t.hash)) sum += *times_.predict(cost_of(t), runs_cap(t));
+  }
+  return sum;
+}
+
+// Under a time budget, after each trial: when the trials left would not fit the time left at the sweep's
+// repetitions, the groups not started yet stop at --min-reps (the stopping rule may still end a trial sooner; a
+// running worker keeps its settings). The repetitions are cut before any configuration is; the note says so once,
+// and the summary repeats it.
+void Runner::pace_repetitions() {
+  const TrialSettings& settings = options_.settings;
+  if (!spec_.time_budget_s || !repetitions_cut_.empty() || settings.max_reps <= settings.min_reps) return;
+  const std::optional<double> eta = times_.eta_s(remaining_costs());
+  const double left = *spec_.time_budget_s - budget_used_s();
+  if (!eta || *eta <= left) return;
+  const auto later = std::ranges::count_if(plan_.trials, [&](const PlannedTrial& t) {
+    return !t.skipped() && !done_.contains(t.hash) && t.group != running_group_;
+  });
+  if (later == 0) return;  // the running worker's trials keep their settings: nothing left to cap
+  repetitions_cut_ = fmt::format(
+      "the last {} trials ran at most {} repetitions, not {}: at {} the trials left were predicted to take {}, with "
+      "{} of the time budget left",
+      later, settings.min_reps, settings.max_reps, settings.max_reps, format_duration(*eta),
+      format_duration(std::max(left, 0.0)));
+  display_.note("time budget: " + repetitions_cut_);
 }
 
 void Runner::on_signal(int count) {
@@ -395,20 +468,15 @@ void Runner::on_signal(int count) {
 
 void Runner::show(const std::string& current) {
   ProgressState state;
-  std::vector<std::string> remaining;
   for (const PlannedTrial& t : plan_.trials) {
     if (t.skipped()) continue;
     ++state.total;
-    if (done_.contains(t.hash)) {
-      ++state.done;
-    } else {
-      remaining.push_back(t.workload);
-    }
+    if (done_.contains(t.hash)) ++state.done;
   }
   state.failed = failed_;
   state.current = current;
   state.elapsed_s = elapsed_s();
-  state.eta_s = times_.eta_s(remaining);
+  state.eta_s = eta_s();
   display_.update(state);
 }
 

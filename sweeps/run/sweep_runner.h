@@ -10,9 +10,11 @@
 // already holds, a `kill -9` at any moment loses no committed trial and a resume duplicates none.
 //
 // It stops starting trials on Ctrl-C / SIGTERM (sweep_interrupt.h) and when the next trial is predicted,
-// from the trial times measured so far, to end after the spec's time budget (counted from this run's start;
-// every run starts at least one trial, so repeated resumes always progress). The sweep is then left
-// interrupted, for --resume.
+// from the trial times measured so far, to end after the spec's time budget (counted from this run's start, plus
+// what the command spent before it; every run starts at least one trial, so repeated resumes always progress). The
+// sweep is then left interrupted, for --resume. Before that, it paces: at each group's start, when the trials left
+// are predicted not to fit the time left at the sweep's repetitions, the rest of the sweep stops at --min-reps
+// (the repetitions are cut before any configuration is).
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -35,12 +37,15 @@ struct SweepRunOptions {
   std::string executable;          // the worker binary; empty: this process's own
   bool progress_terminal = false;  // stderr is a terminal: the bar, else plain lines
   std::optional<double> host_read_bandwidth_gbs;  // the probe's, for the workers' bandwidth %
+  double time_spent_before_s = 0;                 // of the time budget, by the command before the run (synthesis)
 };
 
 struct SweepRunResult {
   SweepStatus status = SweepStatus::running;
   std::string stop_reason;  // why the sweep is interrupted or failed; empty when done
   size_t ran = 0;           // trials run by this call
+  bool stopped_by_time_budget = false;
+  std::string repetitions_cut;  // how the time budget cut the repetitions ("" when it did not)
 };
 
 // Runs what `sweep_id` (created or resumed by the caller, status running) still lacks of `plan`.

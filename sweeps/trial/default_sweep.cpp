@@ -9,7 +9,8 @@
 namespace infertune {
 namespace {
 
-constexpr const char* kFileTypes[] = {"q4_0", "q4_k_m", "q8_0"};
+// The quantization most users run and the near-lossless one: the choice a first sweep should inform.
+constexpr const char* kFileTypes[] = {"q4_k_m", "q8_0"};
 
 std::vector<DefaultSweepModel> default_models(uint64_t memory_bytes, const std::filesystem::path& cache_dir) {
   const char* preset_name = memory_bytes >= kDefaultSweepLargeModelMemory ? "llama-1b" : "qwen2.5-0.5b";
@@ -55,6 +56,7 @@ DefaultSweep default_sweep(unsigned physical_cores, uint64_t memory_bytes, const
                  {.kind = WorkloadKind::Generate, .n_gen = 32},
                  {.kind = WorkloadKind::Batched, .n_prompt = 32, .n_gen = 16, .n_parallel = 1},
                  {.kind = WorkloadKind::Batched, .n_prompt = 32, .n_gen = 16, .n_parallel = 4}};
+  s.time_budget_s = kDefaultSweepTimeBudgetSeconds;
   return sweep;
 }
 

@@ -3,23 +3,22 @@
 // the main job works out of the box (issue 6, "The main job out of the box").
 //
 // Models: the llama-1b preset (Llama-3.2-1B's shape; qwen2.5-0.5b on hosts with under 6 GiB of memory)
-// synthesized once into the model cache (model_variants.h) as q4_0, q4_k_m and q8_0.
+// synthesized once into the model cache (model_variants.h) as q4_k_m and q8_0.
 // Dimensions: threads 1, 2, 4, ... up to the physical cores (and the core count itself); -ub 32 and 128
 // under -b 128 (a prompt of 128 is one -b piece either way; -ub decides the matmul batch); f16 KV cache;
-// each trial's context just what its workload needs.
+// each trial's context just what its workload needs (the recommendation's command lines carry a context to
+// serve, sweeps/recommend/serving_context.h).
 // Workloads: pp128, tg32, batched np 1 and np 4 (each request pp32 + tg16).
 //
-// Size: 3 models x 2 threads x (2 -ub for pp128 and batched np4; tg32 and batched np1 never decode more than 32
-// tokens at once, so their -ub values coincide and run once) = 36 trials on a 2-core host (bigger hosts get more
-// threads values: 1, 2, 4, ... and the core count). Time on a 2-core machine, estimated from the CPU time of the same
-// workloads on llama-1b q4_0 measured on this project's 2-core VM (tests/sweeps/trial_measure_test.cpp; the
-// VM was shared, so wall times were converted by the CPU share the process got): per run at 1 thread tg32
-// 1.0 s, pp128 0.55 s, batched np4 (pp64) 2.0 s, np1 0.74 s; pp32 prompts cut the batched runs to ~1.5 s and
-// ~0.6 s. A trial is a warmup + 3 repetitions (4 runs) when --ci-target 3% is met at the minimum: ~15 s per
-// model and -ub at 1 thread, ~10 s at 2; q4_k_m costs ~1.1x and q8_0 ~1.5x q4_0 (its weights are 1.8x
-// the bytes). So ~25 s x 3.6 x 2 = ~3 min for the trials, plus ~30 s to synthesize the three models once
-// (33 s for one on the shared VM, ~10 s unshared) and their loads: ~3.5 min, leaving ~1.5 min for trials
-// that need more repetitions.
+// Size: 2 models x 2 threads x (2 -ub for pp128 and batched np4; tg32 and batched np1 never decode more than 32
+// tokens at once, so their -ub values coincide and run once) = 24 trials on a 2-core host (bigger hosts get more
+// threads values: 1, 2, 4, ... and the core count).
+//
+// Time: a time budget of 4 minutes for the whole command (kDefaultSweepTimeBudgetSeconds: the host probe and the
+// models' synthesis included), which the runner keeps by cutting repetitions to --min-reps, then trials. Measured
+// on this project's shared 2-core VM with three models (36 trials) from an empty cache: 38 s before the first
+// trial (probe, 2.7 GB synthesized), 101 s for a model's 12 trials at up to 5 repetitions, 85 s at 3; the third
+// model's 12 trials did not fit. Two models fit: about 40 + 100 + 85 s.
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -46,6 +45,10 @@ struct DefaultSweep {
 
 // Timed repetitions at most per trial of the default sweep (unless --max-reps says otherwise).
 inline constexpr int kDefaultSweepMaxReps = 5;
+
+// The default sweep's time budget, for the whole command (its models' synthesis included): the runner cuts
+// repetitions to --min-reps, then configurations, to keep it (sweep_runner.h), and says what it cut.
+inline constexpr double kDefaultSweepTimeBudgetSeconds = 240;
 
 // Hosts with less memory than this get the smaller preset.
 inline constexpr uint64_t kDefaultSweepLargeModelMemory = 6ull << 30;

@@ -337,7 +337,8 @@ TEST(ModelConfig, RejectsVocabSizeKeyThatDisagrees) {
 TEST(ModelConfig, RejectsUnsupportedArchitecture) {
   ModelParts parts = tiny_parts();
   parts.set("general.architecture", GgufValue{std::string("gemma")});
-  EXPECT_THAT(error_of(parts), HasSubstr("general.architecture = 'gemma' is not supported (supported: llama, qwen2, gemma3)"));
+  EXPECT_THAT(error_of(parts),
+              HasSubstr("general.architecture = 'gemma' is not supported (supported: llama, qwen2, gemma3)"));
 }
 
 TEST(ModelConfig, RejectsMissingHyperParameter) {
@@ -355,7 +356,31 @@ TEST(ModelConfig, RejectsHyperParameterOfTheWrongType) {
 TEST(ModelConfig, RejectsRopeDimensionsLargerThanTheHead) {
   ModelParts parts = tiny_parts();
   parts.set("llama.rope.dimension_count", u32(64));
-  EXPECT_THAT(error_of(parts), HasSubstr("llama.rope.dimension_count = 64: must be even and at most the head size 32"));
+  EXPECT_THAT(error_of(parts),
+              HasSubstr("llama.rope.dimension_count = 64: must be even, at least 2 and at most the head size 32"));
+  parts.set("llama.rope.dimension_count", u32(0));  // no rotation at all: refused at load, not a silent no-op
+  EXPECT_THAT(error_of(parts), HasSubstr("llama.rope.dimension_count = 0: must be even, at least 2"));
+}
+
+// A NaN epsilon is a bad value, said as such; only an absent key is "missing".
+TEST(ModelConfig, NanEpsilonIsABadValueNotAMissingKey) {
+  ModelParts parts = tiny_parts();
+  parts.set("llama.attention.layer_norm_rms_epsilon", GgufValue{std::nanf("")});
+  EXPECT_THAT(error_of(parts), HasSubstr("llama.attention.layer_norm_rms_epsilon = nan: must be positive and finite"));
+  parts.erase_key("llama.attention.layer_norm_rms_epsilon");
+  EXPECT_THAT(error_of(parts), HasSubstr("missing key 'llama.attention.layer_norm_rms_epsilon'"));
+}
+
+// The tokenizer's metadata is checked when the model loads, not at its first tokenization.
+TEST(ModelConfig, TokenizerMetadataIsCheckedAtLoad) {
+  ModelParts parts = tiny_parts();
+  parts.set("tokenizer.ggml.model", GgufValue{std::string("rwkv-world")});
+  EXPECT_THAT(error_of(parts), HasSubstr("tokenizer.ggml.model = 'rwkv-world': unsupported tokenizer"));
+  parts.set("tokenizer.ggml.model", GgufValue{std::string("llama")});
+  std::vector<int32_t> types(512, 1);
+  types[7] = 9;
+  parts.set("tokenizer.ggml.token_type", GgufValue{GgufArray{types}});
+  EXPECT_THAT(error_of(parts), HasSubstr("tokenizer.ggml.token_type[7] = 9: not a token type"));
 }
 
 TEST(ModelConfig, Qwen2RequiresItsBiases) {

@@ -32,6 +32,24 @@ TEST(SweepRunnerProgress, PredictionIsTheWorkloadMeanThenTheOverallMean) {
   EXPECT_EQ(times.count(), 3u);
 }
 
+// A trial's time per run (warmup and repetitions); where its workload generates tokens, half of it scaled by its
+// model's weight bytes; a thread count not measured yet scaled as the other workloads scaled between the counts.
+TEST(SweepRunnerProgress, PredictionScalesByRunsWeightBytesAndThreads) {
+  TrialTimes times;
+  times.add({"tg32", 1000, 2}, 8.0, 4);                         // 2 s per run at 1000 bytes, 2 threads
+  EXPECT_DOUBLE_EQ(*times.predict({"tg32", 2000, 2}), 12.0);    // 2 s x (0.5 + 0.5 x 2) x 4 runs
+  EXPECT_DOUBLE_EQ(*times.predict({"tg32", 1000, 2}, 2), 4.0);  // at most 2 runs
+  EXPECT_DOUBLE_EQ(*times.predict({"tg32", 1000, 2}, 9), 8.0);  // a cap above the mean runs changes nothing
+  EXPECT_DOUBLE_EQ(*times.predict({"tg32", 0, 2}), 8.0);        // unknown size: not scaled
+  times.add({"pp128", 0, 2}, 6.0, 3);                           // a prompt-only workload is not scaled
+  EXPECT_DOUBLE_EQ(*times.predict({"pp128", 5000, 2}), 6.0);
+  EXPECT_DOUBLE_EQ(*times.eta_s({{"tg32", 2000, 2}, {"pp128", 0, 2}}, 2), 6.0 + 4.0);
+  // 1 thread: pp128 took 3x as long per run as at 2, so tg32 at 1 thread is predicted 3x its 2-thread time.
+  times.add({"pp128", 0, 1}, 18.0, 3);
+  EXPECT_DOUBLE_EQ(*times.predict({"tg32", 1000, 1}), 24.0);
+  EXPECT_DOUBLE_EQ(*times.predict({"tg32", 1000, 4}), 8.0);  // 4 threads: no workload measured it, no ratio
+}
+
 TEST(SweepRunnerProgress, DurationsRead) {
   EXPECT_EQ(format_duration(0), "0s");
   EXPECT_EQ(format_duration(59.4), "59s");

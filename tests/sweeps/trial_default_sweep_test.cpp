@@ -29,16 +29,18 @@ TEST(TrialDefaultSweep, HasTheDimensionsAndModels) {
   const fs::path cache = "/cache/models";
   const DefaultSweep sweep = default_sweep(2, 16 * kGiB, cache);
   const SweepSpec& s = sweep.spec;
-  ASSERT_EQ(sweep.models.size(), 3u);
-  ASSERT_EQ(s.models.size(), 3u);
+  ASSERT_EQ(sweep.models.size(), 2u);
+  ASSERT_EQ(s.models.size(), 2u);
   std::set<std::string> types;
-  for (size_t i = 0; i < 3; ++i) {
+  for (size_t i = 0; i < 2; ++i) {
     EXPECT_EQ(s.models[i], sweep.models[i].path);
     EXPECT_EQ(fs::path(s.models[i]).parent_path(), cache);
     EXPECT_EQ(sweep.models[i].request.config, find_synth_preset("llama-1b")->config);
     types.insert(std::string(sweep.models[i].request.file_type.name));
   }
-  EXPECT_EQ(types, (std::set<std::string>{"q4_0", "q4_k_m", "q8_0"}));
+  EXPECT_EQ(types, (std::set<std::string>{"q4_k_m", "q8_0"}));
+  ASSERT_TRUE(s.time_budget_s);  // the out-of-the-box run keeps to it
+  EXPECT_EQ(*s.time_budget_s, kDefaultSweepTimeBudgetSeconds);
   EXPECT_EQ(s.settings.at("threads"), (std::vector<std::string>{"1", "2"}));
   EXPECT_GE(s.settings.at("batch_size").size() * s.settings.at("ubatch_size").size(), 2u);
   std::set<std::string> workloads;
@@ -68,11 +70,11 @@ TEST(TrialDefaultSweep, PlansWithRealShapes) {
   auto plan =
       plan_sweep(sweep.spec, [&](const std::string&, const std::string& quant) { return real(tiny.string(), quant); });
   ASSERT_TRUE(plan) << plan.error().message;
-  EXPECT_EQ(plan->groups.size(), 3u);
+  EXPECT_EQ(plan->groups.size(), 2u);
   EXPECT_EQ(plan->n_skipped(), 0u);
-  // 3 models x 2 threads x (pp128 and batched np4 at 2 -ub; tg32 and batched np1, whose decodes never
+  // 2 models x 2 threads x (pp128 and batched np4 at 2 -ub; tg32 and batched np1, whose decodes never
   // exceed 32 tokens, once each).
-  EXPECT_EQ(plan->trials.size(), 3u * 2 * (2 + 2 + 1 + 1));
+  EXPECT_EQ(plan->trials.size(), 2u * 2 * (2 + 2 + 1 + 1));
   std::set<std::string> models;
   for (const PlannedTrial& t : plan->trials) models.insert(t.config["model"]);
   EXPECT_EQ(models, std::set<std::string>(sweep.spec.models.begin(), sweep.spec.models.end()));
@@ -85,7 +87,7 @@ TEST(TrialDefaultSweep, ProducesItsModelsOnce) {
   for (auto& m : sweep.models) m.request.config = find_synth_preset("tiny")->config;
   std::set<size_t> reported;
   ASSERT_TRUE(produce_default_models(sweep, [&](size_t i, const SynthProgress&) { reported.insert(i); }));
-  EXPECT_EQ(reported, (std::set<size_t>{0, 1, 2}));
+  EXPECT_EQ(reported, (std::set<size_t>{0, 1}));
   for (const auto& m : sweep.models) EXPECT_TRUE(fs::exists(m.path)) << m.path;
   reported.clear();
   ASSERT_TRUE(produce_default_models(sweep, [&](size_t i, const SynthProgress&) { reported.insert(i); }));
