@@ -90,7 +90,8 @@ class Runner {
   std::optional<Error> store_error_;   // from a record made in run_group's callback
 };
 
-// A trial's cost for the predictions: its workload, scaled by its model's weight bytes where it generates tokens.
+// A trial as the predictions see it: its workload, its threads and, where it generates tokens, its model's weight
+// bytes.
 TrialCost cost_of(const PlannedTrial& t) {
   const auto workload = t.config.find("workload");
   const bool generates = workload != t.config.end() && workload->is_object() && workload->value("n_gen", 0) > 0;
@@ -453,8 +454,8 @@ void Runner::pace_repetitions() {
   });
   if (later == 0) return;  // the running worker's trials keep their settings: nothing left to cap
   repetitions_cut_ = fmt::format(
-      "the last {} trials ran at most {} repetitions, not {}: at {} the trials left were predicted to take {}, with "
-      "{} of the time budget left",
+      "the last {} trials were held to at most {} repetitions, not {}: at {} the trials left were predicted to "
+      "take {}, with {} of the time budget left",
       later, settings.min_reps, settings.max_reps, settings.max_reps, format_duration(*eta),
       format_duration(std::max(left, 0.0)));
   display_.note("time budget: " + repetitions_cut_);
