@@ -42,12 +42,12 @@ void assign(Candidate& c, int64_t min_ctx, const ModelShapeFn& shapes) {
   }
   c.command_ctx = std::max(c.n_ctx(), target);
   if (!shape) {
-    c.command_memory_note = fmt::format("memory at -c {} not predicted: {}", c.command_ctx, shape.error().message);
+    c.command_memory_note = fmt::format("memory not predicted: {}", shape.error().message);
     return;
   }
   auto memory = predict_memory(*shape, full_context(read_config_fields_or_defaults(c.config), c.command_ctx));
   if (!memory) {
-    c.command_memory_note = fmt::format("memory at -c {} not predicted: {}", c.command_ctx, memory.error().message);
+    c.command_memory_note = fmt::format("memory not predicted: {}", memory.error().message);
     return;
   }
   c.command_memory = *memory;
