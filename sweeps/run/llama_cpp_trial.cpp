@@ -203,10 +203,6 @@ Result<std::vector<std::string>> version_lines(const fs::path& tool) {
   return lines;
 }
 
-RepetitionRule repetition_rule(const TrialSettings& settings) {
-  return {.min_reps = settings.min_reps, .max_reps = settings.max_reps, .ci_target = settings.ci_target};
-}
-
 // A served workload: llama-server started once for the trial, and the workload's users (ServedLoad, the same as
 // for this engine's server) against it: a warm-up run when the sweep warms up, then runs until the stopping rule.
 // The peak RSS is the server's.
@@ -222,28 +218,12 @@ Result<TrialMeasurement> measure_served(const fs::path& bin_dir, const std::stri
   m.warnings = invocation->warnings;
   ServedLoad load(trial.workload, (*server)->url(), "trial");
   // A failed run names the server's own end when it is what failed the requests (a crash, an abort).
-  const auto failed = [&](std::string_view what, const Error& e) {
-    return fail("{}: {}{}", what, e.message, (*server)->exit_reason());
-  };
-  int64_t repetition = 0;
-  if (settings.warmup && !trial_stop_requested(stop)) {
-    SampleSink sink(m.samples, repetition++, true);
-    if (auto v = load.run(sink); !v) return failed("warmup", v.error());
-  }
-  const RepetitionRule rule = repetition_rule(settings);
-  std::vector<double> values;
-  while (!trial_stop_requested(stop)) {
-    SampleSink sink(m.samples, repetition++, false);
+  const auto run_once = [&](SampleSink& sink) -> Result<double> {
     auto value = load.run(sink);
-    if (!value) return failed(fmt::format("repetition {}", values.size() + 1), value.error());
-    values.push_back(*value);
-    m.repetitions = static_cast<int>(values.size());
-    const RepetitionDecision decision = next_repetition(values, rule);
-    if (decision != RepetitionDecision::Continue) {
-      m.ci_target_met = decision == RepetitionDecision::CiTargetMet;
-      break;
-    }
-  }
+    if (!value) return fail("{}{}", value.error().message, (*server)->exit_reason());
+    return value;
+  };
+  if (Status s = run_repetitions(run_once, settings, stop, m); !s) return s.error();
   m.peak_rss_bytes = (*server)->peak_rss_bytes();
   return m;
 }

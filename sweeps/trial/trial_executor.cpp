@@ -67,29 +67,6 @@ std::optional<int> gpu_device_of(const Context& ctx, std::vector<std::string>& w
   return ctx.gpu()->device();
 }
 
-// The timed repetitions after the warmup, until the stopping rule (or `stop`) ends them.
-Status timed_repetitions(TrialWorkload& workload, MeteredRun& metered, const Context& ctx,
-                         const TrialSettings& settings, const std::atomic<bool>* stop, int64_t first_repetition,
-                         TrialMeasurement& m) {
-  const RepetitionRule rule{
-      .min_reps = settings.min_reps, .max_reps = settings.max_reps, .ci_target = settings.ci_target};
-  std::vector<double> main_values;
-  for (int64_t rep = first_repetition; !trial_stop_requested(stop); ++rep) {
-    SampleSink sink(m.samples, rep, false);
-    auto value = metered(workload, sink);
-    if (!value) return fail("repetition {}: {}", rep - first_repetition + 1, value.error().message);
-    // Allocated once for the context's cells: one value per trial.
-    if (main_values.empty()) sink.add(metric::kKvBytes, double(ctx.kv_bytes()));
-    main_values.push_back(*value);
-    m.repetitions = static_cast<int>(main_values.size());
-    const RepetitionDecision decision = next_repetition(main_values, rule);
-    if (decision == RepetitionDecision::Continue) continue;
-    m.ci_target_met = decision == RepetitionDecision::CiTargetMet;
-    break;
-  }
-  return {};
-}
-
 Result<TrialMeasurement> measure(const Model& model, const nlohmann::json& config, const TrialSettings& settings,
                                  const TrialEnvironment& environment, const std::atomic<bool>* stop) {
   auto parsed = parse_trial_config(config);
@@ -112,17 +89,49 @@ Result<TrialMeasurement> measure(const Model& model, const nlohmann::json& confi
   if (!peak_reset) m.warnings.push_back("peak RSS not reset: " + peak_reset.error().message);
   // Opened after the pool started, so that its threads are counted.
   MeteredRun metered(gpu_device_of(ctx, m.warnings));
-  int64_t repetition = 0;
-  if (settings.warmup && !trial_stop_requested(stop)) {
-    SampleSink sink(m.samples, repetition++, true);
-    if (auto v = metered(**workload, sink); !v) return fail("warmup: {}", v.error().message);
-  }
-  if (Status s = timed_repetitions(**workload, metered, ctx, settings, stop, repetition, m); !s) return s.error();
+  bool kv_recorded = false;
+  const auto run_once = [&](SampleSink& sink) {
+    auto value = metered(**workload, sink);
+    // Allocated once for the context's cells: one value per trial, in its first timed repetition.
+    if (value && !sink.is_warmup() && !kv_recorded) {
+      sink.add(metric::kKvBytes, double(ctx.kv_bytes()));
+      kv_recorded = true;
+    }
+    return value;
+  };
+  if (Status s = run_repetitions(run_once, settings, stop, m); !s) return s.error();
   m.peak_rss_bytes = peak_rss_bytes();
   return m;
 }
 
 }  // namespace
+
+RepetitionRule repetition_rule(const TrialSettings& settings) {
+  return {.min_reps = settings.min_reps, .max_reps = settings.max_reps, .ci_target = settings.ci_target};
+}
+
+Status run_repetitions(const TrialRun& run_once, const TrialSettings& settings, const std::atomic<bool>* stop,
+                       TrialMeasurement& m) {
+  int64_t repetition = 0;
+  if (settings.warmup && !trial_stop_requested(stop)) {
+    SampleSink sink(m.samples, repetition++, true);
+    if (auto v = run_once(sink); !v) return fail("warmup: {}", v.error().message);
+  }
+  const RepetitionRule rule = repetition_rule(settings);
+  std::vector<double> main_values;
+  while (!trial_stop_requested(stop)) {
+    SampleSink sink(m.samples, repetition++, false);
+    auto value = run_once(sink);
+    if (!value) return fail("repetition {}: {}", main_values.size() + 1, value.error().message);
+    main_values.push_back(*value);
+    m.repetitions = static_cast<int>(main_values.size());
+    const RepetitionDecision decision = next_repetition(main_values, rule);
+    if (decision == RepetitionDecision::Continue) continue;
+    m.ci_target_met = decision == RepetitionDecision::CiTargetMet;
+    break;
+  }
+  return {};
+}
 
 bool trial_stop_requested(const std::atomic<bool>* stop) { return stop && stop->load(std::memory_order_relaxed); }
 

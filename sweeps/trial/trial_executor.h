@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "engine/model/model.h"
 #include "kernels/result.h"
 #include "sweeps/store/store_records.h"
+#include "sweeps/trial/repetition_control.h"
 
 namespace infertune {
 
@@ -47,6 +49,19 @@ struct TrialMeasurement {
 bool trial_stop_requested(const std::atomic<bool>* stop);
 // --cooldown: idle before a trial, in short naps so that a stop request is seen within 0.1 s.
 void trial_cool_down(double seconds, const std::atomic<bool>* stop);
+
+// The sweep's stopping rule of a trial's repetitions (repetition_control.h).
+RepetitionRule repetition_rule(const TrialSettings& settings);
+
+// One run of a trial's workload: adds its samples to the sink, returns the value of the main metric.
+class SampleSink;
+using TrialRun = std::function<Result<double>(SampleSink& sink)>;
+
+// A warmup run (when settings.warmup) and then timed runs until the stopping rule is met or `stop` is set: every
+// run's samples, the repetitions and whether the CI target was met go into `m`. A failed run ends it with an error
+// naming the run ("warmup: ...", "repetition 2: ..."). Both this engine's trials and llama-server's use it.
+Status run_repetitions(const TrialRun& run_once, const TrialSettings& settings, const std::atomic<bool>* stop,
+                       TrialMeasurement& m);
 
 // `stop`, when set, is polled between repetitions: the trial then ends early with what it measured.
 // Errors (a context that cannot be created, a failed decode, a config field missing or out of range) name

@@ -36,6 +36,7 @@ class SampleSink {
     out_->push_back(
         {.metric = std::string(metric), .repetition = repetition_, .value = value, .is_warmup = is_warmup_});
   }
+  bool is_warmup() const { return is_warmup_; }
 
  private:
   std::vector<Sample>* out_;
