@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "engine/settings/command_line.h"
 #include "engine/settings/settings_table.h"
 #include "sweeps/recommend/candidates.h"
 #include "sweeps/recommend/recommend.h"
@@ -50,7 +51,7 @@ std::vector<Shown> shown_settings(const Candidate& c) {
   const EngineSettings settings = read_config_fields_or_defaults(c.config);
   for (const Setting* s : settings_of(Command::sweep)) {
     const std::string value = s->read(settings);
-    shown.emplace_back(s->shown_flag(), !s->unset_value.empty() && value == s->unset_value ? "" : value);
+    shown.emplace_back(s->shown_flag(), is_unset_value(*s, value) ? "" : value);
   }
   return shown;
 }
