@@ -1,41 +1,14 @@
 #include "engine/server/completion_request.h"
 
-#include <cmath>
+#include <algorithm>
 #include <limits>
+
+#include "engine/server/json_fields.h"
 
 namespace infertune {
 namespace {
 
 using nlohmann::json;
-
-// A number field in [low, high], or the default when absent or null.
-Result<float> number_field(const json& body, const char* name, float fallback, double low, double high) {
-  const auto it = body.find(name);
-  if (it == body.end() || it->is_null()) return fallback;
-  if (!it->is_number()) return fail("{} must be a number in [{}, {}], got {}", name, low, high, it->dump());
-  const double v = it->get<double>();
-  if (!(v >= low && v <= high)) return fail("{} must be a number in [{}, {}], got {}", name, low, high, it->dump());
-  return static_cast<float>(v);
-}
-
-// An integer field in [low, high]; absent or null: nullopt.
-Result<std::optional<int64_t>> integer_field(const json& body, const char* name, int64_t low, int64_t high) {
-  const auto it = body.find(name);
-  if (it == body.end() || it->is_null()) return std::optional<int64_t>();
-  const bool integral =
-      it->is_number_integer() || (it->is_number_float() && std::floor(it->get<double>()) == it->get<double>());
-  if (!integral || it->get<double>() < static_cast<double>(low) || it->get<double>() > static_cast<double>(high)) {
-    return fail("{} must be an integer in [{}, {}], got {}", name, low, high, it->dump());
-  }
-  return std::optional<int64_t>(it->is_number_integer() ? it->get<int64_t>() : static_cast<int64_t>(it->get<double>()));
-}
-
-Result<bool> bool_field(const json& body, const char* name, bool fallback) {
-  const auto it = body.find(name);
-  if (it == body.end() || it->is_null()) return fallback;
-  if (!it->is_boolean()) return fail("{} must be true or false, got {}", name, it->dump());
-  return it->get<bool>();
-}
 
 Status parse_sampling(const json& body, const RequestLimits& limits, SamplingParams& s) {
   const SamplingParams& d = limits.defaults;
@@ -75,7 +48,7 @@ Status parse_stop(const json& body, std::vector<std::string>& stop) {
     stop.push_back(it->get<std::string>());
   } else if (it->is_array() && it->size() <= kMaxStopStrings) {
     for (const json& s : *it) {
-      if (!s.is_string()) return fail("stop must be a string or an array of strings, got {}", s.dump());
+      if (!s.is_string()) return fail("stop must be a string or an array of strings, got {}", shown(s));
       stop.push_back(s.get<std::string>());
     }
   } else {
@@ -123,8 +96,9 @@ Status parse_logprobs(const json& body, Endpoint endpoint, std::optional<uint32_
 Status parse_prompt(const json& body, const RequestLimits& limits, CompletionRequest& r) {
   const auto it = body.find("prompt");
   if (it == body.end() || it->is_null()) return fail("prompt is required");
-  json prompt = *it;
-  if (prompt.is_array() && prompt.size() == 1 && (prompt[0].is_string() || prompt[0].is_array())) prompt = prompt[0];
+  const json* one = &*it;  // not copied: a copy recurses once per level of nesting
+  if (one->is_array() && one->size() == 1 && ((*one)[0].is_string() || (*one)[0].is_array())) one = &(*one)[0];
+  const json& prompt = *one;
   if (prompt.is_string()) {
     r.prompt = prompt.get<std::string>();
     if (r.prompt.empty()) return fail("prompt must not be empty");
@@ -136,7 +110,7 @@ Status parse_prompt(const json& body, const RequestLimits& limits, CompletionReq
   for (size_t i = 0; i < prompt.size(); ++i) {
     const json& t = prompt[i];
     if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= limits.n_vocab) {
-      return fail("prompt[{}] must be a token id in [0, {}), got {}", i, limits.n_vocab, t.dump());
+      return fail("prompt[{}] must be a token id in [0, {}), got {}", i, limits.n_vocab, shown(t));
     }
     r.prompt_tokens.push_back(static_cast<int32_t>(t.get<int64_t>()));
   }
@@ -149,7 +123,9 @@ Result<std::string> message_content(const json& content, size_t i) {
   if (!content.is_array()) return fail("messages[{}].content must be a string or an array of text parts", i);
   std::string text;
   for (const json& part : content) {
-    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") || !part["text"].is_string()) {
+    // (A type of another JSON type is compared, not read as a string: value("type", "") would throw.)
+    if (!part.is_object() || !part.contains("type") || part["type"] != "text" || !part.contains("text") ||
+        !part["text"].is_string()) {
       return fail("messages[{}].content: only parts of type \"text\" are supported", i);
     }
     text += part["text"].get<std::string>();
@@ -158,6 +134,7 @@ Result<std::string> message_content(const json& content, size_t i) {
 }
 
 Status parse_messages(const json& body, CompletionRequest& r) {
+  static const json kNoContent;  // null, by reference: "?: json()" would copy a message's content (recursively)
   const auto it = body.find("messages");
   if (it == body.end() || !it->is_array() || it->empty()) return fail("messages must be a non-empty array");
   for (size_t i = 0; i < it->size(); ++i) {
@@ -165,7 +142,7 @@ Status parse_messages(const json& body, CompletionRequest& r) {
     if (!m.is_object() || !m.contains("role") || !m["role"].is_string()) {
       return fail("messages[{}] must be an object with a string role", i);
     }
-    auto content = message_content(m.contains("content") ? m["content"] : json(), i);
+    auto content = message_content(m.contains("content") ? m["content"] : kNoContent, i);
     if (!content) return content.error();
     r.messages.push_back({m["role"].get<std::string>(), std::move(*content)});
   }

@@ -6,6 +6,7 @@
 #include <memory>
 #include <utility>
 
+#include "engine/server/json_fields.h"
 #include "engine/server/openai_format.h"
 #include "engine/server/text_stream.h"
 
@@ -19,15 +20,7 @@ void send_error(httplib::Response& res, int status, std::string_view message) {
   res.set_content(serialize(error_json(status, message, error_type_for(status))), "application/json");
 }
 
-Result<json> json_body(const httplib::Request& req) {
-  try {
-    json body = json::parse(req.body);
-    if (!body.is_object()) return fail("the request body must be a JSON object");
-    return body;
-  } catch (const json::parse_error& e) {
-    return fail("the body is not valid JSON: {}", e.what());
-  }
-}
+Result<json> json_body(const httplib::Request& req) { return parse_request_body(req.body); }
 
 Result<std::string> render_chat(const ServedModel& served, std::span<const ChatMessage> messages,
                                 bool add_generation_prompt) {

@@ -33,7 +33,7 @@ Result<std::vector<int32_t>> prompt_tokens(const ServedModel& served, const Comp
 Result<std::string> render_chat(const ServedModel& served, std::span<const ChatMessage> messages,
                                 bool add_generation_prompt);
 
-// The request's body as a JSON object, or the client's error (not JSON, or not an object).
+// The request's body as a JSON object, or the client's error (parse_request_body, json_fields.h).
 Result<nlohmann::json> json_body(const httplib::Request& req);
 
 // Sets an OpenAI-style error reply.

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "engine/server/completion_route.h"
+#include "engine/server/json_fields.h"
 #include "engine/server/openai_format.h"
 
 namespace infertune {
@@ -192,13 +193,15 @@ void HttpServer::add_routes() {
     if (!body->contains("content") || !(*body)["content"].is_string()) {
       return send_error(res, 400, "content must be a string");
     }
-    const bool add_special = body->value("add_special", false);
-    const bool with_pieces = body->value("with_pieces", false);
+    const auto add_special = bool_field(*body, "add_special", false);
+    if (!add_special) return send_error(res, 400, add_special.error().message);
+    const auto with_pieces = bool_field(*body, "with_pieces", false);
+    if (!with_pieces) return send_error(res, 400, with_pieces.error().message);
     const Tokenizer& tok = *impl.served.tokenizer;
-    const std::vector<int32_t> ids = tok.encode((*body)["content"].get<std::string>(), add_special, true);
+    const std::vector<int32_t> ids = tok.encode((*body)["content"].get<std::string>(), *add_special, true);
     json tokens = json::array();
     for (int32_t id : ids) {
-      if (with_pieces) {
+      if (*with_pieces) {
         tokens.push_back({{"id", id}, {"piece", tok.token_to_piece(id)}});
       } else {
         tokens.push_back(id);
@@ -218,7 +221,7 @@ void HttpServer::add_routes() {
       const json& t = (*it)[i];
       if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= n_vocab) {
         return send_error(res, 400,
-                          fmt::format("tokens[{}] must be a token id in [0, {}), got {}", i, n_vocab, t.dump()));
+                          fmt::format("tokens[{}] must be a token id in [0, {}), got {}", i, n_vocab, shown(t)));
       }
       ids.push_back(static_cast<int32_t>(t.get<int64_t>()));
     }
@@ -230,7 +233,9 @@ void HttpServer::add_routes() {
     if (!body) return send_error(res, 400, body.error().message);
     auto request = parse_completion_request(*body, Endpoint::chat, impl.served.limits);
     if (!request) return send_error(res, 400, request.error().message);
-    auto prompt = render_chat(impl.served, request->messages, body->value("add_generation_prompt", true));
+    const auto add_generation_prompt = bool_field(*body, "add_generation_prompt", true);
+    if (!add_generation_prompt) return send_error(res, 400, add_generation_prompt.error().message);
+    auto prompt = render_chat(impl.served, request->messages, *add_generation_prompt);
     if (!prompt) return send_error(res, 400, prompt.error().message);
     send_json(res, {{"prompt", *prompt}, {"template", impl.served.chat_template->name()}});
   });

@@ -1,5 +1,7 @@
 #include "sweeps/store/migrations.h"
 
+#include <climits>
+
 #include "sweeps/store/sqlite_transaction.h"
 #include "sweeps/store/time_text.h"
 
@@ -52,7 +54,14 @@ Result<int> schema_version(Database& db) {
   if (!query) return query.error();
   auto row = query->step();
   if (!row) return row.error();
-  return static_cast<int>(query->column_int(0));
+  // Versions run 1, 2, ... (0: none yet); one beyond int (a damaged or foreign file) must not be truncated
+  // into a version this binary knows.
+  const int64_t version = query->column_int(0);
+  if (version < 0 || version > INT_MAX) {
+    return fail("results store {}: schema_version records version {}, which no infertune writes", db.path().string(),
+                version);
+  }
+  return static_cast<int>(version);
 }
 
 Status migrate(Database& db, std::span<const Migration> migrations) {

@@ -2,14 +2,37 @@
 
 #include <fmt/format.h>
 
+#include <map>
+#include <mutex>
 #include <utility>
 
 namespace infertune {
 namespace {
 
+// SQLite names no file for an in-memory database: the file each in-memory copy (copy_to_memory) was made
+// from, by connection, so that the copy's errors (a failed migration, a damaged row) still name it.
+std::mutex copy_files_mutex;
+std::map<sqlite3*, std::string>& copy_files() {
+  static std::map<sqlite3*, std::string> files;
+  return files;
+}
+
+void close_connection(sqlite3* db) {
+  if (db) {
+    std::lock_guard lock(copy_files_mutex);
+    copy_files().erase(db);
+  }
+  sqlite3_close_v2(db);
+}
+
 std::string database_file(sqlite3* db) {
   const char* name = db ? sqlite3_db_filename(db, "main") : nullptr;
-  return name && *name ? name : "(unknown file)";
+  if (name && *name) return name;
+  if (db) {
+    std::lock_guard lock(copy_files_mutex);
+    if (auto it = copy_files().find(db); it != copy_files().end()) return it->second;
+  }
+  return "(unknown file)";
 }
 
 // The value a pragma query returns, e.g. "wal" for journal_mode.
@@ -36,8 +59,8 @@ Result<Database> Database::open(const std::filesystem::path& path, const Databas
     return fail("results store {}: no such file", path.string());
   }
   sqlite3* db = nullptr;
-  const int flags = options.read_only ? SQLITE_OPEN_READONLY
-                                      : SQLITE_OPEN_READWRITE | (options.create ? SQLITE_OPEN_CREATE : 0);
+  const int flags =
+      options.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (options.create ? SQLITE_OPEN_CREATE : 0);
   const int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
   if (rc != SQLITE_OK) {
     Error error =
@@ -73,14 +96,14 @@ Database::Database(Database&& other) noexcept : db_(std::exchange(other.db_, nul
 
 Database& Database::operator=(Database&& other) noexcept {
   if (this != &other) {
-    sqlite3_close_v2(db_);
+    close_connection(db_);
     db_ = std::exchange(other.db_, nullptr);
     path_ = std::move(other.path_);
   }
   return *this;
 }
 
-Database::~Database() { sqlite3_close_v2(db_); }
+Database::~Database() { close_connection(db_); }
 
 Status Database::exec(std::string_view sql) {
   const std::string text(sql);
@@ -112,11 +135,16 @@ Result<Database> Database::copy_to_memory() {
     return fail("results store {}: cannot open an in-memory copy", path_.string());
   }
   Database copy(memory, path_);
+  {
+    std::lock_guard lock(copy_files_mutex);
+    copy_files()[memory] = path_.string();
+  }
   sqlite3_backup* backup = sqlite3_backup_init(memory, "main", db_, "main");
   if (!backup) return sqlite_error(memory, "cannot copy into memory", "");
   const int rc = sqlite3_backup_step(backup, -1);
   sqlite3_backup_finish(backup);
-  if (rc != SQLITE_DONE) return fail("results store {}: cannot copy into memory: {}", path_.string(), sqlite3_errstr(rc));
+  if (rc != SQLITE_DONE)
+    return fail("results store {}: cannot copy into memory: {}", path_.string(), sqlite3_errstr(rc));
   if (Status s = copy.exec("PRAGMA foreign_keys=ON;"); !s) return s.error();
   return copy;
 }

@@ -104,6 +104,53 @@ TEST(StoreReadOnly, ANewerSchemaIsRefused) {
   EXPECT_NE(store.error().message.find("future.db"), std::string::npos);
 }
 
+// A schema_version row beyond int (a damaged file) was truncated to a version this binary knows: 2^32 + 5
+// read as 5, the latest, and the file was read as a current store.
+TEST(StoreReadOnly, AVersionBeyondIntIsRefusedNotTruncated) {
+  const auto path = test::temp_dir() / "huge.db";
+  {
+    auto store = ResultsStore::open(path);
+    ASSERT_TRUE(store);
+    ASSERT_TRUE(store->database().exec(
+        "INSERT INTO schema_version (version, description, applied_at) VALUES (4294967301, 'damaged', 'now')"));
+  }
+  auto store = ResultsStore::open_read_only(path);
+  ASSERT_FALSE(store);
+  EXPECT_NE(store.error().message.find("4294967301"), std::string::npos) << store.error().message;
+  EXPECT_NE(store.error().message.find("huge.db"), std::string::npos) << store.error().message;
+  EXPECT_FALSE(ResultsStore::open(path));
+}
+
+// An older file is migrated in an in-memory copy, which SQLite knows by no file name: its errors (here a
+// migration that fails on a damaged schema, then a read of the migrated copy) still name the file.
+TEST(StoreReadOnly, TheInMemoryCopyNamesTheFileInItsErrors) {
+  const auto dir = test::temp_dir();
+  const auto damaged = dir / "v4-with-shard.db";
+  {
+    auto db = Database::open(damaged);
+    ASSERT_TRUE(db);
+    ASSERT_TRUE(migrate(*db, store_migrations().first(4)));
+    ASSERT_TRUE(db->exec("ALTER TABLE sweeps ADD COLUMN shard TEXT"));  // what migration 5 adds
+  }
+  auto refused = ResultsStore::open_read_only(damaged);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("migration to schema version 5"), std::string::npos)
+      << refused.error().message;
+  EXPECT_NE(refused.error().message.find(damaged.string()), std::string::npos) << refused.error().message;
+
+  const auto old = dir / "v1.db";
+  {
+    auto db = Database::open(old);
+    ASSERT_TRUE(db);
+    ASSERT_TRUE(migrate(*db, store_migrations().first(1)));
+  }
+  auto store = ResultsStore::open_read_only(old);
+  ASSERT_TRUE(store) << store.error().message;
+  Status s = store->database().exec("SELECT * FROM no_such_table");
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find(old.string()), std::string::npos) << s.error().message;
+}
+
 // The commands as a user meets them: export on a 0-byte file, recommend on another application's database.
 TEST(StoreReadOnly, ExportAndRecommendLeaveForeignFilesAlone) {
   const auto dir = test::temp_dir();

@@ -215,6 +215,12 @@ TEST(HttpServer, BadRequestsAreRefusedNamingTheProblem) {
   refuse("/v1/chat/completions", R"({"messages":[{"role":"user","content":[{"type":"image_url"}]}]})", 400,
          "messages[0].content");
   refuse("/detokenize", R"({"tokens":[-1]})", 400, "tokens[0]");
+  refuse("/detokenize", R"({"tokens":[[[1]]]})", 400, "got an array");
+  refuse("/tokenize", R"({"content":"a","add_special":"yes"})", 400, "add_special must be true or false");
+  refuse("/tokenize", R"({"content":"a","with_pieces":1})", 400, "with_pieces must be true or false");
+  refuse("/apply-template", R"({"messages":[{"role":"user","content":"a"}],"add_generation_prompt":0})", 400,
+         "add_generation_prompt must be true or false");
+  refuse("/v1/completions", std::string(100, '[') + std::string(100, ']'), 400, "deeper than 64");
   EXPECT_EQ(c.Get("/v1/nothing")->status, 404);
 }
 
