@@ -29,6 +29,11 @@ constexpr std::array<std::string_view, 19> kSweepKeys{
 // A generous cap on token counts and sizes: a typo is an error, not a sweep that cannot run.
 constexpr int kMaxTokens = 1 << 22;
 
+// Generous caps on what a spec expands to, for the same reason: a range typed too wide is an error naming the
+// count, not a plan that exhausts memory (threads, batch and ubatch of 1-4096 each would be 69 billion trials).
+constexpr uint64_t kMaxWorkloads = 4096;
+constexpr uint64_t kMaxTrials = 100'000;
+
 const SpecEntry* find(const SpecText& t, const std::string& key) {
   auto it = t.entries.find(key);
   return it == t.entries.end() || it->second.values.empty() ? nullptr : &it->second;
@@ -172,6 +177,16 @@ Status flat_workloads(const SpecText& t, std::vector<Workload>& into) {
     if (!pairs) return pairs.error();
     pg = std::move(*pairs);
   }
+  const uint64_t per_depth = std::ranges::count_if(pp, [](int n) { return n > 0; }) +
+                             std::ranges::count_if(tg, [](int n) { return n > 0; }) + pg.size();
+  if (per_depth * depth.size() > kMaxWorkloads) {
+    const SpecEntry* e = find(t, "depth")      ? find(t, "depth")
+                         : find(t, "n_prompt") ? find(t, "n_prompt")
+                         : find(t, "n_gen")    ? find(t, "n_gen")
+                                               : find(t, "pg");
+    return fail("{}: the prompt, generation and depth lists give {} workloads (each at every depth); at most {}",
+                e->where, per_depth * depth.size(), kMaxWorkloads);
+  }
   for (int d : depth) {
     for (int n : pp) {
       if (n > 0) into.push_back({.kind = WorkloadKind::Prompt, .n_prompt = n, .depth = d});
@@ -251,6 +266,25 @@ Status workloads(const SpecText& t, SweepSpec& s) {
   if (s.workloads.empty()) {  // bench's defaults
     s.workloads.push_back({.kind = WorkloadKind::Prompt, .n_prompt = 512});
     s.workloads.push_back({.kind = WorkloadKind::Generate, .n_gen = 128});
+  }
+  if (s.workloads.size() > kMaxWorkloads) {
+    return fail("sweep spec: {} workloads; at most {}", s.workloads.size(), kMaxWorkloads);
+  }
+  return {};
+}
+
+// The trials the spec asks for before any is skipped: models x workloads x every dimension's values. The error
+// spells the product out ("2 models x 3 workloads x threads 1024 x batch_size 4096 = 25165824 trials").
+Status trial_count(const SweepSpec& s) {
+  const size_t models = std::max<size_t>(1, std::max(s.models.size(), s.quant_types.size()));
+  double trials = static_cast<double>(models) * static_cast<double>(s.workloads.size());  // no overflow
+  std::string product = fmt::format("{} models x {} workloads", models, s.workloads.size());
+  for (const auto& [key, values] : s.settings) {
+    trials *= static_cast<double>(values.size());
+    if (values.size() > 1) product += fmt::format(" x {} {}", key, values.size());
+  }
+  if (trials > kMaxTrials) {
+    return fail("sweep spec: {} = {:.0f} trials; at most {}: narrow a range", product, trials, kMaxTrials);
   }
   return {};
 }
@@ -478,6 +512,7 @@ Result<SweepSpec> resolve_spec(const SpecText& text) {
   if (Status st = constraints(text, s); !st) return st.error();
   if (Status st = quality_budgets(text, s); !st) return st.error();
   if (Status st = engine(text, s); !st) return st.error();
+  if (Status st = trial_count(s); !st) return st.error();
   return s;
 }
 
@@ -518,7 +553,7 @@ Result<double> parse_duration_s(std::string_view text, std::string_view where) {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   const std::string_view unit(end, text.data() + text.size() - end);
   const double scale = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : 0;
-  if (ec != std::errc() || scale == 0 || !(value > 0)) {
+  if (ec != std::errc() || scale == 0 || !(value > 0) || !std::isfinite(value * scale)) {
     return fail("{}: '{}' is not a duration (seconds, or 90s, 30m, 2h)", where, text);
   }
   return value * scale;

@@ -22,7 +22,7 @@
 //     checked against;
 //   - token ids are non-negative and the list parses again from its own join;
 //   - sizes, durations and percentages are finite and non-negative; a length range has low <= high;
-//   - a sweep command line that resolves has a spec hash, the same when resolved twice.
+//   - a sweep command line that resolves has a spec hash (its canonical JSON serializes).
 #include <CLI/CLI.hpp>
 
 #include <cmath>
@@ -204,9 +204,8 @@ void fuzz_sweep_argv(std::string_view text) {
   }
   auto spec = resolve_flags(flags.text);
   check_refusal(spec, "resolve_spec's refusal has a message");
-  if (!spec) return;
-  auto again = resolve_flags(flags.text);
-  check(again.ok() && again->hash() == spec->hash(), "a command line resolves to the same spec hash twice");
+  // (Resolved once: spec_yaml_fuzz checks that the same spec gives the same hash.)
+  if (spec) check(!spec->hash().empty(), "a resolved command line has a spec hash");
 }
 
 }  // namespace

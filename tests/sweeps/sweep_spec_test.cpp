@@ -1,6 +1,7 @@
 // The sweep spec: YAML and flags give the same SweepSpec, lists and ranges expand as in bench, errors name
 // the YAML line and key or the flag, and the spec hash depends on the settings only.
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +13,8 @@
 
 namespace infertune {
 namespace {
+
+using ::testing::HasSubstr;
 
 Result<SweepSpec> from_yaml(const std::string& yaml) {
   auto text = parse_spec_yaml(yaml, "spec.yaml");
@@ -318,6 +321,23 @@ TEST(SweepSpec, ByteSizesAndDurations) {
   EXPECT_EQ(*parse_duration_s("2h", "x"), 7200.0);
   EXPECT_EQ(*parse_duration_s("90", "x"), 90.0);
   EXPECT_FALSE(parse_duration_s("5d", "x"));
+  EXPECT_FALSE(parse_duration_s("1e306h", "x"));  // finite seconds, infinite hours: fuzzing found it accepted
+}
+
+// tests/fuzz/spec_yaml_fuzz timed out on a spec whose lists multiply into 84,000 workloads; wider ranges would
+// exhaust memory in the plan. Both are errors that give the count.
+TEST(SweepSpec, ASpecExpandingPastTheCapsIsRefusedWithItsCount) {
+  auto workloads = from_yaml("models: m.gguf\nn_prompt: 32,1,18-2490+3\nn_gen: [322264]\ndepth: 2-102\n");
+  ASSERT_FALSE(workloads);
+  EXPECT_THAT(workloads.error().message, HasSubstr("83628 workloads"));
+  EXPECT_THAT(workloads.error().message, HasSubstr("depth"));
+
+  auto trials = from_yaml("models: m.gguf\nthreads: 1-64\nbatch_size: 1-4096\nn_prompt: 512\n");
+  ASSERT_FALSE(trials);
+  EXPECT_THAT(trials.error().message,
+              HasSubstr("1 models x 1 workloads x batch_size 4096 x threads 64 = 262144 trials"));
+
+  EXPECT_TRUE(from_yaml("models: m.gguf\nthreads: 1-16\nbatch_size: 1-4096\nn_prompt: 512\n"));  // 65536
 }
 
 }  // namespace
