@@ -234,6 +234,8 @@ void ServingLoop::step() {
     fail_all(more.error().message);
     return;
   }
+  // Counted before any job finishes: a client that reads /metrics after its reply sees the step that made it.
+  publish_counters();
   for (GenerationResult& r : scheduler_->take_finished()) {
     const auto it = active_.find(r.id);
     if (it == active_.end()) continue;
@@ -242,7 +244,6 @@ void ServingLoop::step() {
     top_logprobs_.erase(r.id);
     active_.erase(it);
   }
-  publish_counters();
 }
 
 void ServingLoop::publish_counters() {

@@ -13,6 +13,7 @@
 #include <map>
 
 #include "process_group_check.h"
+#include "sanitizer_runtime.h"
 #include "sweeps/plan/trial_plan.h"
 #include "sweeps/run/fault_injection.h"
 #include "sweeps/run/group_execution.h"
@@ -132,6 +133,7 @@ TEST(GroupExecution, OneWorkerRunsEveryTrialInOrder) {
 }
 
 TEST(GroupExecution, EachFaultCostsOnlyItsTrial) {
+  INFERTUNE_SKIP_UNDER_SANITIZER("cannot start a worker under an address-space limit");
   const SweepPlan plan = five_trial_plan(8);
   GroupLaunch launch = launch_of(plan);
   launch.trial_timeout_s = 3;

@@ -13,6 +13,7 @@
 
 #include "engine/context/context.h"
 #include "engine/model/model.h"
+#include "sanitizer_runtime.h"
 #include "sweeps/metrics/peak_rss.h"
 #include "sweeps/plan/memory_model.h"
 #include "test_support.h"
@@ -104,6 +105,7 @@ Result<RssRow> measure(const RssCase& c) {
 }
 
 TEST(MemoryModelRss, PredictionIsWithinToleranceOfMeasuredPeakRss) {
+  INFERTUNE_SKIP_UNDER_SANITIZER("adds shadow memory to the RSS");
   if (!reset_peak_rss().ok())
     GTEST_SKIP() << "the kernel does not allow resetting the peak RSS (/proc/self/clear_refs)";
   // One unmeasured run first: the code pages of the forward pass and the allocator's per-thread arenas are

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 
+#include "sanitizer_runtime.h"
 #include "sweeps/metrics/peak_rss.h"
 
 namespace infertune {
@@ -20,6 +21,7 @@ TEST(MetricsPeakRss, CurrentNeverExceedsPeak) {
 }
 
 TEST(MetricsPeakRss, PeakRisesWithTouchedMemoryAndFallsAfterReset) {
+  INFERTUNE_SKIP_UNDER_SANITIZER("adds shadow and quarantine memory to the RSS");
   const Status first_reset = reset_peak_rss();
   if (!first_reset.ok())
     GTEST_SKIP() << "the kernel does not allow resetting the peak: " << first_reset.error().message;
