@@ -180,10 +180,8 @@ Status flat_workloads(const SpecText& t, std::vector<Workload>& into) {
   const uint64_t per_depth = std::ranges::count_if(pp, [](int n) { return n > 0; }) +
                              std::ranges::count_if(tg, [](int n) { return n > 0; }) + pg.size();
   if (per_depth * depth.size() > kMaxWorkloads) {
-    const SpecEntry* e = find(t, "depth")      ? find(t, "depth")
-                         : find(t, "n_prompt") ? find(t, "n_prompt")
-                         : find(t, "n_gen")    ? find(t, "n_gen")
-                                               : find(t, "pg");
+    const SpecEntry* e = nullptr;  // the first of these given names where the count came from
+    for (const char* key : {"depth", "n_prompt", "n_gen", "pg"}) e = e ? e : find(t, key);
     return fail("{}: the prompt, generation and depth lists give {} workloads (each at every depth); at most {}",
                 e->where, per_depth * depth.size(), kMaxWorkloads);
   }

@@ -25,16 +25,6 @@ void close_connection(sqlite3* db) {
   sqlite3_close_v2(db);
 }
 
-std::string database_file(sqlite3* db) {
-  const char* name = db ? sqlite3_db_filename(db, "main") : nullptr;
-  if (name && *name) return name;
-  if (db) {
-    std::lock_guard lock(copy_files_mutex);
-    if (auto it = copy_files().find(db); it != copy_files().end()) return it->second;
-  }
-  return "(unknown file)";
-}
-
 // The value a pragma query returns, e.g. "wal" for journal_mode.
 Result<std::string> pragma_value(Database& db, std::string_view sql) {
   auto statement = db.prepare(sql);
@@ -46,6 +36,16 @@ Result<std::string> pragma_value(Database& db, std::string_view sql) {
 }
 
 }  // namespace
+
+std::string database_file(sqlite3* db) {
+  const char* name = db ? sqlite3_db_filename(db, "main") : nullptr;
+  if (name && *name) return name;
+  if (db) {
+    std::lock_guard lock(copy_files_mutex);
+    if (auto it = copy_files().find(db); it != copy_files().end()) return it->second;
+  }
+  return "(unknown file)";
+}
 
 Error sqlite_error(sqlite3* db, std::string_view what, std::string_view sql) {
   const char* message = db ? sqlite3_errmsg(db) : "out of memory";

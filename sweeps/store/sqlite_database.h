@@ -50,6 +50,10 @@ class Database {
   std::filesystem::path path_;
 };
 
+// The file a connection reads: SQLite's name for it, or for an in-memory copy (Database::copy_to_memory) the file
+// it was copied from.
+std::string database_file(sqlite3* db);
+
 // "results store FILE: WHAT: SQLITE_MESSAGE (SQL: ...)" for the connection's most recent error.
 Error sqlite_error(sqlite3* db, std::string_view what, std::string_view sql);
 

@@ -34,7 +34,7 @@ Statement& Statement::bind_int64(int index, int64_t value) {
 Statement& Statement::bind_out_of_range(int index) {
   if (!bind_error_) {
     bind_error_ = fail("results store {}: parameter {} does not fit a signed 64-bit integer (SQL: {})",
-                       sqlite3_db_filename(db_, "main"), index, sql());
+                       database_file(db_), index, sql());
   }
   return *this;
 }

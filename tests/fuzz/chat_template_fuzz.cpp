@@ -44,16 +44,13 @@
 #include <vector>
 
 #include "engine/server/chat_template.h"
+#include "fuzz_check.h"
 
 namespace {
 
 using namespace infertune;
 
-void check(bool condition, const char* what) {
-  if (condition) return;
-  std::fprintf(stderr, "chat_template_fuzz: property violated: %s\n", what);
-  __builtin_trap();
-}
+using fuzz::check;
 
 // chat_template.cpp's table, written out again as the oracle for from_jinja (in its order).
 struct Family {

@@ -39,17 +39,14 @@
 #include "engine/server/chat_template.h"
 #include "engine/server/completion_request.h"
 #include "engine/server/json_fields.h"
+#include "fuzz_check.h"
 
 namespace {
 
 using namespace infertune;
 using nlohmann::json;
 
-void check(bool condition, const char* what) {
-  if (condition) return;
-  std::fprintf(stderr, "completion_request_fuzz: property violated: %s\n", what);
-  __builtin_trap();
-}
+using fuzz::check;
 
 RequestLimits limits_of(uint8_t bits) {
   constexpr uint32_t kCtx[] = {4096, 1, 512, 131072};

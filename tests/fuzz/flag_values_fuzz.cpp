@@ -23,6 +23,8 @@
 //   - token ids are non-negative and the list parses again from its own join;
 //   - sizes, durations and percentages are finite and non-negative; a length range has low <= high;
 //   - a sweep command line that resolves has a spec hash (its canonical JSON serializes).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
 #include <cmath>
@@ -39,6 +41,7 @@
 #include "engine/settings/setting_flags.h"
 #include "engine/settings/settings_table.h"
 #include "engine/settings/value_lists.h"
+#include "fuzz_check.h"
 #include "sweeps/spec/spec_flags.h"
 #include "sweeps/spec/sweep_spec.h"
 
@@ -46,11 +49,7 @@ namespace {
 
 using namespace infertune;
 
-void check(bool condition, const char* what) {
-  if (condition) return;
-  std::fprintf(stderr, "flag_values_fuzz: property violated: %s\n", what);
-  __builtin_trap();
-}
+using fuzz::check;
 
 template <typename T>
 void check_refusal(const Result<T>& result, const char* what) {
@@ -68,10 +67,9 @@ std::vector<std::string> lines_of(std::string_view text) {
   }
 }
 
-std::string joined(const std::vector<std::string>& items) {
-  std::string text;
-  for (const auto& item : items) text += (text.empty() ? "" : ",") + item;
-  return text;
+template <typename T>
+std::string joined(const std::vector<T>& items) {
+  return fmt::format("{}", fmt::join(items, ","));
 }
 
 constexpr Command kCommands[] = {Command::run, Command::bench, Command::batched_bench, Command::sweep, Command::serve};
@@ -149,12 +147,8 @@ void fuzz_token_list(std::string_view text) {
   check_refusal(tokens, "parse_token_list's refusal has a message");
   if (!tokens) return;
   check(!tokens->empty(), "an accepted token list is not empty");
-  std::string again;
-  for (int32_t id : *tokens) {
-    check(id >= 0, "token ids are non-negative");
-    again += (again.empty() ? "" : ",") + std::to_string(id);
-  }
-  auto reparsed = parse_token_list(again);
+  for (int32_t id : *tokens) check(id >= 0, "token ids are non-negative");
+  auto reparsed = parse_token_list(joined(*tokens));
   check(reparsed.ok() && *reparsed == *tokens, "a token list parses again from its own join");
 }
 

@@ -33,6 +33,7 @@
 // store unpatched, two of them also whole (raw), and patches aimed at a status, a schema version, the
 // schema text, the header and the end of the file. INFERTUNE_FUZZ_VERBOSE=1 prints every refusal and read
 // error; INFERTUNE_FUZZ_SAVE_FILE=PATH also writes each input's database file to PATH (for the sqlite3 shell).
+#include <fmt/format.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <unistd.h>
@@ -55,6 +56,7 @@
 #include <utility>
 #include <vector>
 
+#include "fuzz_check.h"
 #include "sweeps/store/migrations.h"
 #include "sweeps/store/results_store.h"
 #include "sweeps/store/schema.h"
@@ -82,11 +84,7 @@ std::vector<SeedStore>& seed_stores() {
   return stores;
 }
 
-void check(bool condition, const char* what) {
-  if (condition) return;
-  std::fprintf(stderr, "results_store_fuzz: property violated: %s\n", what);
-  __builtin_trap();
-}
+using fuzz::check;
 
 void check_error(const Error& error, const char* what) {
   if (!error.message.empty() && error.message.find(g_file.string()) != std::string::npos) return;
@@ -294,14 +292,17 @@ Status write_latest_rows(const fs::path& path) {
   return store->set_sweep_status(*shard, SweepStatus::interrupted);
 }
 
-constexpr const char* kFixLatestTimes =
-    "UPDATE hosts SET first_seen = '2025-01-02T03:04:05.678Z', last_seen = '2025-01-02T03:04:05.678Z';"
-    "UPDATE builds SET first_seen = '2025-01-02T03:04:05.678Z';"
-    "UPDATE models SET first_seen = '2025-01-02T03:04:05.678Z';"
-    "UPDATE sweeps SET started_at = '2025-01-02T03:04:05.678Z',"
-    " finished_at = '2025-01-02T03:04:05.678Z';"
-    "UPDATE variant_quality SET measured_at = '2025-01-02T03:04:05.678Z';"
-    "UPDATE recommendations SET created_at = '2025-01-02T03:04:05.678Z';";
+// The latest schema's timestamps, each set to kFixedTime.
+std::string fix_latest_times() {
+  return fmt::format(
+      "UPDATE hosts SET first_seen = '{0}', last_seen = '{0}';"
+      "UPDATE builds SET first_seen = '{0}';"
+      "UPDATE models SET first_seen = '{0}';"
+      "UPDATE sweeps SET started_at = '{0}', finished_at = '{0}';"
+      "UPDATE variant_quality SET measured_at = '{0}';"
+      "UPDATE recommendations SET created_at = '{0}';",
+      kFixedTime);
+}
 
 // Rows as an older infertune wrote them, with plain SQL: one sweep, an ok trial with samples and summaries
 // (one of them from a single sample), a failed trial, a recommendation.
@@ -339,7 +340,7 @@ Status write_old_rows(const fs::path& path, int version) {
 
 // The file as one image: fixed timestamps, packed, with a rollback journal or in WAL mode.
 std::optional<std::string> finish_seed(const fs::path& path, const std::string& fix_times, bool wal) {
-  const std::string sql = fix_times + "UPDATE schema_version SET applied_at = '2025-01-02T03:04:05.678Z';" +
+  const std::string sql = fix_times + fmt::format("UPDATE schema_version SET applied_at = '{}';", kFixedTime) +
                           "PRAGMA journal_mode=DELETE; VACUUM;" + (wal ? "PRAGMA journal_mode=WAL;" : "");
   if (!raw_exec(path, sql)) return std::nullopt;
   std::string bytes = read_file(path);
@@ -362,7 +363,7 @@ bool build_seed_stores() {
       std::fprintf(stderr, "results_store_fuzz: seed %s: %s\n", plan.name, s.error().message.c_str());
       return false;
     }
-    auto bytes = finish_seed(path, plan.version == 0 ? kFixLatestTimes : "", plan.wal);
+    auto bytes = finish_seed(path, plan.version == 0 ? fix_latest_times() : "", plan.wal);
     if (!bytes || bytes->size() > 65535) {
       std::fprintf(stderr, "results_store_fuzz: seed %s not written or over 64 KiB\n", plan.name);
       return false;

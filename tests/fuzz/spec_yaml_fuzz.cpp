@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "engine/settings/settings_table.h"
+#include "fuzz_check.h"
 #include "sweeps/spec/spec_yaml.h"
 #include "sweeps/spec/sweep_spec.h"
 
@@ -23,11 +24,7 @@ using namespace infertune;
 
 const std::string kSource = "spec.yaml";
 
-void check(bool condition, const char* what) {
-  if (condition) return;
-  std::fprintf(stderr, "spec_yaml_fuzz: property violated: %s\n", what);
-  __builtin_trap();
-}
+using fuzz::check;
 
 Result<SweepSpec> resolve_yaml(std::string_view yaml) {
   auto text = parse_spec_yaml(yaml, kSource);
