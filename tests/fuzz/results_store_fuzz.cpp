@@ -48,7 +48,6 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
-#include <iterator>
 #include <optional>
 #include <set>
 #include <string>
@@ -57,6 +56,7 @@
 #include <vector>
 
 #include "fuzz_check.h"
+#include "sqlite_libc_heap.h"
 #include "sweeps/store/migrations.h"
 #include "sweeps/store/results_store.h"
 #include "sweeps/store/schema.h"
@@ -138,8 +138,12 @@ bool outcome(const Result<T>& result, uint64_t stage, const char* what) {
 // --- files -----------------------------------------------------------------------------------------
 
 std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return {};
+  std::string bytes(static_cast<size_t>(in.tellg()), '\0');
+  in.seekg(0);
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  return bytes;
 }
 
 bool write_file(const fs::path& path, std::string_view bytes) {
@@ -573,6 +577,10 @@ void remove_work_dir() {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
+  if (!infertune::fuzz::use_libc_heap_for_sqlite()) {
+    std::fprintf(stderr, "results_store_fuzz: SQLite refused the allocator (initialized already?)\n");
+    std::exit(2);
+  }
   g_dir = work_dir();
   if (g_dir.empty()) {
     std::fprintf(stderr, "results_store_fuzz: cannot create a work folder\n");
