@@ -66,8 +66,8 @@ inline void shutdown(void*) {}
 // nothing here reads them); false when SQLite refuses (it was already initialized).
 inline bool use_libc_heap_for_sqlite() {
   namespace d = sqlite_libc_heap_detail;
-  static const sqlite3_mem_methods methods = {d::allocate, d::release,  d::reallocate, d::size_of,
-                                              d::round_up, d::init,     d::shutdown,    nullptr};
+  static const sqlite3_mem_methods methods = {d::allocate, d::release, d::reallocate, d::size_of,
+                                              d::round_up, d::init,    d::shutdown,   nullptr};
   return sqlite3_config(SQLITE_CONFIG_MALLOC, &methods) == SQLITE_OK &&
          sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) == SQLITE_OK;
 }
