@@ -26,7 +26,7 @@ section "CUDA kernel tests"
 "$build/tests/kernels_tests" --gtest_filter="*Cuda*:*BlockDecode*:Nvml*$skip" --gtest_brief=1 || status=1
 
 section "offload tests (fixture logits with -ngl 2 / 99 against llama.cpp's)"
-"$build/tests/engine_tests" --gtest_filter="GpuOffload*:OffloadSplit*:GpuMemory*$skip" --gtest_brief=1 >"$work/offload_tests.log" 2>&1 ||
+"$build/tests/engine_tests" --gtest_filter="GpuOffload*:OffloadSplit*:GpuMemory*:GpuWeightCache*$skip" --gtest_brief=1 >"$work/offload_tests.log" 2>&1 ||
   status=1
 grep -E '^\[fixture\]|FAILED|PASSED|SKIPPED|Failure|Expected|Which is|actual|Value of|terminate|what\(\)' \
   "$work/offload_tests.log"

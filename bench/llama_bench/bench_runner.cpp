@@ -70,7 +70,8 @@ Status BenchRunner::ensure_model(const BenchTest& test, size_t index) {
   if (loaded_for_ && loaded_for_->same_model_load(test)) {
     return load_error_.empty() ? Status{} : Status(fail("{}", load_error_));
   }
-  model_.reset();  // free the previous model before mapping the next
+  gpu_weights_.clear();  // free the previous model's GPU upload and the model before loading the next
+  model_.reset();
   facts_.reset();
   loaded_for_ = test;
   load_error_.clear();
@@ -93,7 +94,7 @@ Status BenchRunner::measure(const BenchTest& test, size_t index, BenchResult& re
   result.model = facts_;
   if (Status s = check_context_fits(model_->config(), test); !s) return s;
 
-  auto placed = make_test_context(*model_, test);
+  auto placed = make_test_context(*model_, test, &gpu_weights_);
   if (!placed) return placed.error();
   for (const std::string& warning : placed->warnings) progress_.note(fmt::format("{}: warning: {}", name, warning));
   result.threads_used = placed->placed->plan.n_threads;

@@ -14,6 +14,7 @@
 #include "bench/llama_bench/bench_result.h"
 #include "bench/llama_bench/model_facts.h"
 #include "bench/llama_bench/test_matrix.h"
+#include "engine/gpu/gpu_weight_cache.h"
 #include "engine/model/model.h"
 
 namespace infertune {
@@ -35,6 +36,7 @@ class BenchRunner {
   BenchProgress& progress_;
   std::optional<BenchTest> loaded_for_;  // the test whose model load is current
   std::optional<Model> model_;
+  GpuWeightCache gpu_weights_;  // the offloaded layers of model_, kept for the next test with the same -ngl
   std::optional<ModelFacts> facts_;
   std::string load_error_;
 };

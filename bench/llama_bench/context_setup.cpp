@@ -61,8 +61,9 @@ Status check_context_fits(const ModelConfig& config, const BenchTest& test) {
   return {};
 }
 
-Result<PlacedContext> make_test_context(const Model& model, const BenchTest& test) {
+Result<PlacedContext> make_test_context(const Model& model, const BenchTest& test, GpuWeightCache* gpu_weights) {
   EngineSettings settings = test.settings;
+  settings.context.gpu_weights = gpu_weights;
   settings.context.n_ctx = static_cast<uint32_t>(test.n_ctx());
   return make_context(model, settings);
 }

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "bench/llama_bench/test_matrix.h"
+#include "engine/gpu/gpu_weight_cache.h"
 #include "engine/model/model_config.h"
 #include "engine/settings/make_context.h"
 #include "kernels/result.h"
@@ -20,7 +21,9 @@ uint64_t kv_cache_bytes(const ModelConfig& config, const BenchTest& test);
 // context that cannot fit fails with a message rather than the process being killed.
 Status check_context_fits(const ModelConfig& config, const BenchTest& test);
 
-// The placed pool and Context of one test (make_context): its settings with n_ctx = the positions it needs.
-Result<PlacedContext> make_test_context(const Model& model, const BenchTest& test);
+// The placed pool and Context of one test (make_context): its settings with n_ctx = the positions it needs,
+// the offloaded layers' weights taken from (and kept in) `gpu_weights` when given.
+Result<PlacedContext> make_test_context(const Model& model, const BenchTest& test,
+                                        GpuWeightCache* gpu_weights = nullptr);
 
 }  // namespace infertune

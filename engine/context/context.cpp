@@ -60,7 +60,8 @@ Result<Context> Context::create(const Model& model, const ContextParams& params)
                                           .n_cells = p.n_ctx,
                                           .type_k = p.type_k,
                                           .type_v = p.type_v,
-                                          .max_tokens = p.n_ubatch});
+                                          .max_tokens = p.n_ubatch,
+                                          .weights = p.gpu_weights});
     if (!gpu) return gpu.error();
     ctx.gpu_ = std::move(*gpu);
     if (p.kv_offload && ctx.gpu_->first_layer() < c.n_layers) {

@@ -61,6 +61,10 @@ struct ContextParams {
   int n_gpu_layers = 0;
   int main_gpu = 0;        // -mg: the CUDA device
   bool kv_offload = true;  // false (--no-kv-offload): the offloaded layers' K/V and attention stay on the CPU
+  // Where the offloaded layers' weights come from and stay after this Context (a bench run's or a sweep
+  // worker's, shared by its contexts: gpu_weight_cache.h); it must outlive the Context. Null: the Context
+  // uploads its own.
+  GpuWeightCache* gpu_weights = nullptr;
 };
 
 enum class Logits { Last, All };

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
 
 #include "engine/arch/transformer_blocks.h"
 #include "kernels/cuda/device_ops.h"
@@ -13,52 +11,11 @@
 namespace infertune {
 namespace {
 
-constexpr size_t kStagingBytes = size_t{64} << 20;  // pinned buffer the weights go through
-constexpr size_t kProgressBytes = size_t{1} << 30;  // uploads larger than this report their progress
 constexpr double kMiB = 1024.0 * 1024.0;
 
 uint32_t type_id(GgmlType t) { return static_cast<uint32_t>(t); }
 
-// The bytes of a weight as the file stores them: a repacked matrix's WeightMatrix::data is interleaved for
-// the CPU kernels, but the file's mapping still holds the original rows.
-std::span<const std::byte> file_layout_bytes(const Model& model, const WeightMatrix& w) {
-  if (w.layout == WeightLayout::rows) return w.data;
-  const GgufTensorInfo* info = model.file().find_tensor(w.name);
-  return info ? model.file().tensor_data(*info) : std::span<const std::byte>{};
-}
-
-// Page-locked memory for the duration of the upload (pageable copies when it cannot be had).
-struct PinnedStaging {
-  void* ptr = nullptr;
-  PinnedStaging() {
-    if (cuda::host_alloc_pinned(&ptr, kStagingBytes) != 0) ptr = nullptr;
-  }
-  ~PinnedStaging() { cuda::host_free_pinned(ptr); }
-};
-
 }  // namespace
-
-// Prints "uploading ... n%" to stderr for uploads large enough to keep a user waiting.
-class UploadProgress {
- public:
-  UploadProgress(size_t total, int device) : total_(total), device_(device) {}
-  void advance(size_t bytes) {
-    done_ += bytes;
-    if (total_ < kProgressBytes) return;
-    const int percent = static_cast<int>(100.0 * done_ / total_);
-    if (percent / 10 == shown_ / 10 && done_ < total_) return;
-    shown_ = percent;
-    std::fprintf(stderr, "\rinfertune: uploading %.0f MiB of weights to GPU %d: %3d%%", total_ / kMiB, device_,
-                 percent);
-    if (done_ >= total_) std::fprintf(stderr, "\n");
-  }
-
- private:
-  size_t total_;
-  int device_;
-  size_t done_ = 0;
-  int shown_ = -10;
-};
 
 GpuOffload::GpuOffload(const Model& model, const GpuOffloadParams& params, OffloadSplit split)
     : model_(&model), params_(params), split_(split) {}
@@ -95,7 +52,7 @@ Result<std::unique_ptr<GpuOffload>> GpuOffload::create(const Model& model, const
   std::unique_ptr<GpuOffload> gpu(new GpuOffload(model, params, offload_split(params.n_gpu_layers, c.n_layers)));
   if (Status s = cuda_status(cuda::stream_create(&gpu->stream_), "creating a CUDA stream"); !s) return s.error();
   if (Status s = cuda_status(cuda::blas_create(&gpu->blas_, gpu->stream_), "starting cuBLAS"); !s) return s.error();
-  if (Status s = gpu->upload_weights(); !s) return s.error();
+  if (Status s = gpu->take_weights(); !s) return s.error();
   if (Status s = gpu->allocate_kv(); !s) return s.error();
   if (Status s = gpu->allocate_activations(); !s) return s.error();
   return gpu;
@@ -114,111 +71,14 @@ Result<DeviceBuffer> GpuOffload::allocate(size_t bytes, std::string_view what, u
 
 // ---- weights ----
 
-Status GpuOffload::upload_weights() {
-  const ModelWeights& w = model_->weights();
-  const uint32_t n_layers = model_->config().n_layers;
-  size_t total = 0;
-  for (uint32_t il = split_.first_layer; il < n_layers; ++il) {
-    const LayerWeights& l = w.layers[il];
-    for (const WeightMatrix* m :
-         {&l.attn_q, &l.attn_k, &l.attn_v, &l.attn_output, &l.ffn_gate, &l.ffn_up, &l.ffn_down}) {
-      total += m->data.size();
-    }
-  }
-  if (split_.output) total += w.output.data.size();
-  PinnedStaging staging;
-  UploadProgress progress(total, params_.main_gpu);
-  staging_ = staging.ptr;
-  progress_ = &progress;
-
-  layers_.resize(n_layers - split_.first_layer);
-  for (uint32_t il = split_.first_layer; il < n_layers; ++il) {
-    const LayerWeights& src = w.layers[il];
-    Layer& dst = layers_[il - split_.first_layer];
-    struct VectorSlot {
-      DeviceBuffer* dst;
-      const std::vector<float>* src;
-      const char* name;
-    };
-    for (const VectorSlot& v :
-         {VectorSlot{&dst.attn_norm, &src.attn_norm, "attn_norm"}, VectorSlot{&dst.ffn_norm, &src.ffn_norm, "ffn_norm"},
-          VectorSlot{&dst.q_bias, &src.attn_q_bias, "attn_q.bias"},
-          VectorSlot{&dst.k_bias, &src.attn_k_bias, "attn_k.bias"},
-          VectorSlot{&dst.v_bias, &src.attn_v_bias, "attn_v.bias"}}) {
-      if (v.src->empty()) continue;
-      auto buffer = upload_vector(*v.src, fmt::format("blk.{}.{}", il, v.name));
-      if (!buffer) return buffer.error();
-      *v.dst = std::move(*buffer);
-    }
-    struct MatrixSlot {
-      Matrix* dst;
-      const WeightMatrix* src;
-    };
-    for (const MatrixSlot& m :
-         {MatrixSlot{&dst.q, &src.attn_q}, MatrixSlot{&dst.k, &src.attn_k}, MatrixSlot{&dst.v, &src.attn_v},
-          MatrixSlot{&dst.o, &src.attn_output}, MatrixSlot{&dst.gate, &src.ffn_gate}, MatrixSlot{&dst.up, &src.ffn_up},
-          MatrixSlot{&dst.down, &src.ffn_down}}) {
-      auto matrix = upload_matrix(*m.src);
-      if (!matrix) return matrix.error();
-      *m.dst = std::move(*matrix);
-    }
-  }
-  if (split_.output) {
-    auto norm = upload_vector(w.output_norm, "output_norm");
-    if (!norm) return norm.error();
-    output_norm_ = std::move(*norm);
-    auto matrix = upload_matrix(w.output);
-    if (!matrix) return matrix.error();
-    output_ = std::move(*matrix);
-  }
-  staging_ = nullptr;
-  progress_ = nullptr;
-  return cuda_status(cuda::stream_synchronize(stream_), "uploading the weights");
-}
-
-Status GpuOffload::copy_up(void* dst, const void* src, size_t bytes, std::string_view what) {
-  const auto* from = static_cast<const std::byte*>(src);
-  auto* to = static_cast<std::byte*>(dst);
-  if (!staging_) return cuda_status(cuda::copy_to_device(to, from, bytes, stream_), what);
-  for (size_t done = 0; done < bytes; done += kStagingBytes) {
-    const size_t n = std::min(kStagingBytes, bytes - done);
-    // The staging buffer is reused: the previous piece must have left it.
-    if (Status s = cuda_status(cuda::stream_synchronize(stream_), what); !s) return s;
-    std::memcpy(staging_, from + done, n);
-    if (Status s = cuda_status(cuda::copy_to_device(to + done, staging_, n, stream_), what); !s) return s;
-  }
-  return cuda_status(cuda::stream_synchronize(stream_), what);
-}
-
-Result<GpuOffload::Matrix> GpuOffload::upload_matrix(const WeightMatrix& w) {
-  if (!cuda::weight_type_supported(type_id(w.type))) {
-    return fail("tensor '{}' ({}): no GPU kernel for this type", w.name, ggml_type_name(w.type));
-  }
-  if (w.n_cols % 32 != 0) {
-    return fail("tensor '{}': rows of {} values; the GPU kernels need multiples of 32 (run it on the CPU: lower -ngl)",
-                w.name, w.n_cols);
-  }
-  const std::span<const std::byte> bytes = file_layout_bytes(*model_, w);
-  if (bytes.empty()) return fail("tensor '{}': its file bytes are missing", w.name);
-  Matrix m;
-  m.type = w.type;
-  m.n_rows = static_cast<int64_t>(w.n_rows);
-  m.n_cols = static_cast<int64_t>(w.n_cols);
-  auto buffer = allocate(bytes.size(), fmt::format("tensor '{}'", w.name), &GpuMemoryUse::weights);
-  if (!buffer) return buffer.error();
-  m.data = std::move(*buffer);
-  if (Status s = copy_up(m.data.get(), bytes.data(), bytes.size(), fmt::format("uploading '{}'", w.name)); !s) {
-    return s.error();
-  }
-  if (progress_) progress_->advance(bytes.size());
-  return m;
-}
-
-Result<DeviceBuffer> GpuOffload::upload_vector(std::span<const float> values, std::string_view what) {
-  auto buffer = allocate(values.size_bytes(), what, &GpuMemoryUse::weights);
-  if (!buffer) return buffer.error();
-  if (Status s = copy_up(buffer->get(), values.data(), values.size_bytes(), what); !s) return s.error();
-  return buffer;
+Status GpuOffload::take_weights() {
+  auto weights = params_.weights
+                     ? params_.weights->get(*model_, split_, params_.main_gpu, params_.memory_budget)
+                     : GpuWeights::upload(*model_, split_, params_.main_gpu, params_.memory_budget);
+  if (!weights) return weights.error();
+  weights_ = std::move(*weights);
+  memory_.weights = weights_->bytes();
+  return {};
 }
 
 // ---- KV cache and activations ----
@@ -233,7 +93,8 @@ Status GpuOffload::allocate_kv() {
   // The two buffers of a layer add up to gpu_kv_bytes_per_layer, the memory model's figure.
   const size_t k_bytes = gpu_kv_head_bytes(params_.type_k, c.head_dim) * c.n_head_kv * params_.n_cells;
   const size_t v_bytes = gpu_kv_head_bytes(params_.type_v, c.head_dim_v) * c.n_head_kv * params_.n_cells;
-  for (size_t i = 0; i < layers_.size(); ++i) {
+  caches_.resize(c.n_layers - split_.first_layer);
+  for (size_t i = 0; i < caches_.size(); ++i) {
     const uint32_t il = split_.first_layer + static_cast<uint32_t>(i);
     auto k =
         allocate(k_bytes, fmt::format("the K cache of layer {} ({} cells)", il, params_.n_cells), &GpuMemoryUse::kv);
@@ -241,8 +102,8 @@ Status GpuOffload::allocate_kv() {
     auto v =
         allocate(v_bytes, fmt::format("the V cache of layer {} ({} cells)", il, params_.n_cells), &GpuMemoryUse::kv);
     if (!v) return v.error();
-    layers_[i].k_cache = std::move(*k);
-    layers_[i].v_cache = std::move(*v);
+    caches_[i].k = std::move(*k);
+    caches_[i].v = std::move(*v);
   }
   return {};
 }
@@ -333,7 +194,7 @@ Status GpuOffload::upload_ubatch(const ForwardPass& pass, const ForwardBatch& ba
   return cuda_status(cuda::stream_synchronize(stream_), "uploading the ubatch");
 }
 
-Status GpuOffload::linear(const Matrix& w, const float* x, size_t n, float* y) {
+Status GpuOffload::linear(const GpuMatrix& w, const float* x, size_t n, float* y) {
   const auto type = type_id(w.type);
   if (n <= static_cast<size_t>(cuda::kMatvecMaxTokens)) {
     return cuda_status(cuda::matvec(type, w.data.get(), w.n_rows, w.n_cols, x, static_cast<int64_t>(n), y, stream_),
@@ -377,7 +238,7 @@ Status GpuOffload::linear(const Matrix& w, const float* x, size_t n, float* y) {
 
 Status GpuOffload::layer_forward(const ForwardPass& pass, const ForwardBatch& batch, uint32_t il, size_t n) {
   const ModelConfig& c = model_->config();
-  const Layer& l = layers_[il - split_.first_layer];
+  const GpuLayerWeights& l = weights_->layer(il);
   const auto tokens = static_cast<int64_t>(n);
   float* x = act_.x.as<float>();
   float* xn = act_.xn.as<float>();
@@ -411,13 +272,14 @@ Status GpuOffload::layer_forward(const ForwardPass& pass, const ForwardBatch& ba
   if (Status s = step(cuda::rope(k, tokens, c.n_head_kv, c.head_dim, n_rot, neox, cos, sin, stream_)); !s) return s;
 
   if (params_.kv_offload) {
-    const cuda::KvLayerView kview{l.k_cache.get(),
+    const LayerCache& cache = caches_[il - split_.first_layer];
+    const cuda::KvLayerView kview{cache.k.get(),
                                   type_id(params_.type_k),
                                   static_cast<int>(c.n_head_kv),
                                   static_cast<int>(c.head_dim),
                                   params_.n_cells,
                                   gpu_kv_head_bytes(params_.type_k, c.head_dim)};
-    const cuda::KvLayerView vview{l.v_cache.get(),
+    const cuda::KvLayerView vview{cache.v.get(),
                                   type_id(params_.type_v),
                                   static_cast<int>(c.n_head_kv),
                                   static_cast<int>(c.head_dim_v),
@@ -478,11 +340,11 @@ Status GpuOffload::output_forward(const ForwardBatch& batch) {
     return s;
   }
   if (Status s =
-          cuda_status(cuda::rms_norm(xn, output_norm_.as<float>(), c.rms_eps, n_out, c.n_embd, xn, stream_), where);
+          cuda_status(cuda::rms_norm(xn, weights_->output_norm().as<float>(), c.rms_eps, n_out, c.n_embd, xn, stream_), where);
       !s) {
     return s;
   }
-  if (Status s = linear(output_, xn, static_cast<size_t>(n_out), act_.logits.as<float>()); !s) return s;
+  if (Status s = linear(weights_->output(), xn, static_cast<size_t>(n_out), act_.logits.as<float>()); !s) return s;
   return cuda_status(cuda::copy_to_host(batch.logits.data(), act_.logits.get(),
                                         static_cast<size_t>(n_out) * c.n_vocab * sizeof(float), stream_),
                      "copying the logits from the GPU");

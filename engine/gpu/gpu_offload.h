@@ -1,7 +1,8 @@
 #pragma once
 // The GPU half of a Context (-ngl): the last n_gpu_layers repeating layers of the model (and the output
 // layer when n_gpu_layers > n_layers, as llama.cpp counts) run on one CUDA device. Their weights are
-// uploaded once, in the file's block layout; their K and V live in the device's memory (unless
+// uploaded once, in the file's block layout, and may be shared with other contexts (gpu_weights.h,
+// gpu_weight_cache.h); their K and V live in the device's memory (unless
 // --no-kv-offload keeps them in the CPU cache, with attention on the CPU); the activations cross once per
 // step each way (the residual stream after the CPU layers up, the logits or the residual stream down).
 //
@@ -17,6 +18,8 @@
 #include "engine/arch/forward.h"
 #include "engine/gpu/device_buffer.h"
 #include "engine/gpu/gpu_memory.h"
+#include "engine/gpu/gpu_weight_cache.h"
+#include "engine/gpu/gpu_weights.h"
 #include "engine/model/model.h"
 #include "kernels/ggml_type.h"
 #include "kernels/result.h"
@@ -32,6 +35,9 @@ struct GpuOffloadParams {
   GgmlType type_v = GgmlType::F16;
   uint32_t max_tokens = 512;  // the largest ubatch (-ub)
   size_t memory_budget = 0;   // bytes this offload may take on the device; 0: what the device has free
+  // Where the weights come from: a cache that keeps them for the next context with the same model, split
+  // and device; null: this offload uploads its own.
+  GpuWeightCache* weights = nullptr;
 };
 
 class GpuOffload final : public LayerOffload {
@@ -45,7 +51,7 @@ class GpuOffload final : public LayerOffload {
 
   uint32_t first_layer() const override { return split_.first_layer; }
   bool runs_output() const override { return split_.output; }
-  const GpuMemoryUse& memory() const { return memory_; }
+  const GpuMemoryUse& memory() const { return memory_; }  // weights included, shared or not
   int device() const { return params_.main_gpu; }
 
   // Runs layers [first_layer(), n_layers) on x [n_tokens][n_embd] (the residual stream after the CPU
@@ -54,16 +60,8 @@ class GpuOffload final : public LayerOffload {
   Status forward(const ForwardPass& pass, const ForwardBatch& batch, std::span<float> x) override;
 
  private:
-  struct Matrix {
-    GgmlType type = GgmlType::F32;
-    int64_t n_rows = 0;
-    int64_t n_cols = 0;
-    DeviceBuffer data;
-  };
-  struct Layer {
-    DeviceBuffer attn_norm, ffn_norm, q_bias, k_bias, v_bias;
-    Matrix q, k, v, o, gate, up, down;
-    DeviceBuffer k_cache, v_cache;
+  struct LayerCache {
+    DeviceBuffer k, v;
   };
   // The activations of one ubatch on the device.
   struct Activations {
@@ -74,15 +72,11 @@ class GpuOffload final : public LayerOffload {
 
   GpuOffload(const Model& model, const GpuOffloadParams& params, OffloadSplit split);
   Result<DeviceBuffer> allocate(size_t bytes, std::string_view what, uint64_t GpuMemoryUse::*account);
-  Status upload_weights();
-  Result<Matrix> upload_matrix(const WeightMatrix& w);
-  // Host-to-device copy through the pinned staging buffer while the weights are uploaded.
-  Status copy_up(void* dst, const void* src, size_t bytes, std::string_view what);
-  Result<DeviceBuffer> upload_vector(std::span<const float> values, std::string_view what);
+  Status take_weights();
   Status allocate_kv();
   Status allocate_activations();
   Status upload_ubatch(const ForwardPass& pass, const ForwardBatch& batch, size_t n_tokens);
-  Status linear(const Matrix& w, const float* x, size_t n_tokens, float* y);
+  Status linear(const GpuMatrix& w, const float* x, size_t n_tokens, float* y);
   Status layer_forward(const ForwardPass& pass, const ForwardBatch& batch, uint32_t il, size_t n_tokens);
   Status attention_on_cpu(const ForwardPass& pass, const ForwardBatch& batch, uint32_t il, size_t n_tokens);
   Status output_forward(const ForwardBatch& batch);
@@ -93,13 +87,10 @@ class GpuOffload final : public LayerOffload {
   GpuMemoryUse memory_;
   void* stream_ = nullptr;
   void* blas_ = nullptr;
-  std::vector<Layer> layers_;  // [n_layers - first_layer]
-  DeviceBuffer output_norm_;
-  Matrix output_;
+  std::shared_ptr<const GpuWeights> weights_;
+  std::vector<LayerCache> caches_;  // [n_layers - first_layer]; empty with --no-kv-offload
   Activations act_;
-  size_t key_cells_capacity_ = 0;             // entries act_.key_cells holds
-  void* staging_ = nullptr;                   // pinned, during upload_weights
-  class UploadProgress* progress_ = nullptr;  // during upload_weights
+  size_t key_cells_capacity_ = 0;  // entries act_.key_cells holds
 };
 
 }  // namespace infertune

@@ -177,6 +177,8 @@ Result<Model> Model::from_bytes(std::vector<std::byte> bytes, std::string source
 }
 
 Result<Model> Model::finish(Model model, const ModelLoadOptions& options) {
+  static std::atomic<uint64_t> loads{0};
+  model.load_id_ = ++loads;
   auto config = read_model_config(model.file_);
   if (!config) return config.error();
   model.config_ = std::move(*config);

@@ -84,6 +84,9 @@ class Model {
   bool locked() const { return locked_; }
   uint64_t tensor_bytes() const { return tensor_bytes_; }            // all tensor data, as stored
   uint64_t interleaved_bytes() const { return interleaved_bytes_; }  // of the matrices repacked at load
+  // A number no other Model of this process had: tells this model from one loaded after it at the same
+  // address (what keeps data derived from a model, e.g. its GPU upload, keys on).
+  uint64_t load_id() const { return load_id_; }
   // Things the caller may want to tell the user (an mlock that failed).
   const std::vector<std::string>& warnings() const { return warnings_; }
 
@@ -104,6 +107,7 @@ class Model {
   ModelWeights weights_;
   uint64_t tensor_bytes_ = 0;
   uint64_t interleaved_bytes_ = 0;
+  uint64_t load_id_ = 0;
   bool mapped_ = false;
   bool locked_ = false;
   std::vector<std::string> warnings_;

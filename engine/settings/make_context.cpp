@@ -39,6 +39,8 @@ Result<FittedLayers> fit_gpu_layers_to_device(const Model& model, const ContextP
       .type_k = p.type_k,
       .type_v = p.type_v,
       .max_tokens = std::min(p.n_ubatch != 0 ? p.n_ubatch : 512u, p.n_batch != 0 ? p.n_batch : 2048u)};
+  // Weights a cache holds on the device are reused or released before an upload: free for this purpose.
+  if (p.gpu_weights != nullptr) free_bytes += p.gpu_weights->held_bytes(p.main_gpu);
   const uint64_t budget = free_bytes > kDeviceReserveBytes ? free_bytes - kDeviceReserveBytes : 0;
   const OffloadWeightBytes weights = offload_weight_bytes(model.file(), c);
   FittedLayers out;

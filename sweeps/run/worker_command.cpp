@@ -126,9 +126,10 @@ std::string out_of_memory_reason() {
   return "out of memory (std::bad_alloc in the worker)";
 }
 
-// `model`: null when llama.cpp's tools run the trials (they load the file themselves).
-TrialResult run_one_trial(const Model* model, const WorkerTrial& trial, const WorkerRequest& request,
-                          const FaultPlan& faults, const std::atomic<bool>& stop) {
+// `model`: null when llama.cpp's tools run the trials (they load the file themselves). `gpu_weights` keeps
+// the offloaded layers' upload for the group's next trial.
+TrialResult run_one_trial(const Model* model, GpuWeightCache& gpu_weights, const WorkerTrial& trial,
+                          const WorkerRequest& request, const FaultPlan& faults, const std::atomic<bool>& stop) {
   try {
     if (auto fault = faults.fault_for(trial.hash, trial.index)) {
       if (Status s = inject_fault(*fault); !s)
@@ -136,7 +137,7 @@ TrialResult run_one_trial(const Model* model, const WorkerTrial& trial, const Wo
     }
     auto measured =
         request.llama_cpp_bin.empty()
-            ? run_trial(*model, trial.config, request.settings, request.environment, &stop)
+            ? run_trial(*model, trial.config, request.settings, request.environment, &stop, &gpu_weights)
             : run_llama_cpp_trial(request.llama_cpp_bin, request.model_path, trial.config, request.settings, &stop);
     if (!measured) {
       const auto& message = measured.error().message;
@@ -191,6 +192,8 @@ int run_worker() {
     model.emplace(std::move(*loaded_model));
   }
   events.write_event(loaded);
+  // Trials of a group share an -ngl (trial_plan.h): the first uploads the offloaded layers, the rest reuse them.
+  GpuWeightCache gpu_weights;
 
   const InputWatcher input;
   for (const WorkerTrial& trial : request->trials) {
@@ -199,7 +202,7 @@ int run_worker() {
     started.kind = WorkerEventKind::trial_started;
     started.hash = trial.hash;
     events.write_event(started);
-    TrialResult result = run_one_trial(model ? &*model : nullptr, trial, *request, *faults, input.stop());
+    TrialResult result = run_one_trial(model ? &*model : nullptr, gpu_weights, trial, *request, *faults, input.stop());
     if (input.stop().load()) return 0;  // cut short: not a measurement of the configuration
     events.write_event(result.event);
     if (result.heap_suspect) {

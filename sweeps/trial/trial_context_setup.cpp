@@ -39,14 +39,16 @@ std::vector<std::string> fields_named(std::string_view message) {
 
 }  // namespace
 
-Result<PlacedContext> start_trial_context(const Model& model, const TrialConfig& config) {
+Result<PlacedContext> start_trial_context(const Model& model, const TrialConfig& config, GpuWeightCache* gpu_weights) {
   // A trial that asks for GPU layers measures the GPU: without one it fails, rather than recording the
   // CPU's numbers under its -ngl (make_context would fall back to the CPU).
   const int ngl = config.settings.n_gpu_layers;
   if (const std::string why = ngl != 0 ? no_cuda_gpu_reason() : ""; !why.empty()) {
     return fail("config field 'n_gpu_layers': -ngl {}: {}", ngl, why);
   }
-  auto placed = make_context(model, config.settings);
+  EngineSettings settings = config.settings;
+  settings.context.gpu_weights = gpu_weights;
+  auto placed = make_context(model, settings);
   if (placed) return placed;
   const std::string& message = placed.error().message;
   const std::vector<std::string> fields = fields_named(message);

@@ -68,14 +68,15 @@ std::optional<int> gpu_device_of(const Context& ctx, std::vector<std::string>& w
 }
 
 Result<TrialMeasurement> measure(const Model& model, const nlohmann::json& config, const TrialSettings& settings,
-                                 const TrialEnvironment& environment, const std::atomic<bool>* stop) {
+                                 const TrialEnvironment& environment, const std::atomic<bool>* stop,
+                                 GpuWeightCache* gpu_weights) {
   auto parsed = parse_trial_config(config);
   if (!parsed) return parsed.error();
   if (settings.cooldown_s > 0) trial_cool_down(settings.cooldown_s, stop);
   // Before the context exists, so that the peak includes its KV cache and buffers but not an earlier
   // trial's. Where the kernel does not permit the reset, the peak counts from the process start.
   const Status peak_reset = reset_peak_rss();
-  auto setup = start_trial_context(model, *parsed);
+  auto setup = start_trial_context(model, *parsed, gpu_weights);
   if (!setup) return setup.error();
   Context& ctx = *setup->context;
   const WeightTraffic traffic{.bytes_per_step = model_facts(model).weight_bytes_per_token,
@@ -143,9 +144,10 @@ void trial_cool_down(double seconds, const std::atomic<bool>* stop) {
 }
 
 Result<TrialMeasurement> run_trial(const Model& model, const nlohmann::json& config, const TrialSettings& settings,
-                                   const TrialEnvironment& environment, const std::atomic<bool>* stop) {
+                                   const TrialEnvironment& environment, const std::atomic<bool>* stop,
+                                   GpuWeightCache* gpu_weights) {
   try {
-    return measure(model, config, settings, environment, stop);
+    return measure(model, config, settings, environment, stop, gpu_weights);
   } catch (const std::exception& e) {  // e.g. std::bad_alloc: the trial fails, the worker goes on
     return fail("trial: {}", e.what());
   }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/gpu/gpu_weight_cache.h"
 #include "engine/model/model.h"
 #include "kernels/result.h"
 #include "sweeps/store/store_records.h"
@@ -66,7 +67,9 @@ Status run_repetitions(const TrialRun& run_once, const TrialSettings& settings, 
 // `stop`, when set, is polled between repetitions: the trial then ends early with what it measured.
 // Errors (a context that cannot be created, a failed decode, a config field missing or out of range) name
 // the field or the step; they never abort.
+// `gpu_weights` (optional) keeps the offloaded layers' weights from one trial to the next (gpu_weight_cache.h).
 Result<TrialMeasurement> run_trial(const Model& model, const nlohmann::json& config, const TrialSettings& settings,
-                                   const TrialEnvironment& environment, const std::atomic<bool>* stop = nullptr);
+                                   const TrialEnvironment& environment, const std::atomic<bool>* stop = nullptr,
+                                   GpuWeightCache* gpu_weights = nullptr);
 
 }  // namespace infertune
