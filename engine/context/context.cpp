@@ -53,15 +53,19 @@ Result<Context> Context::create(const Model& model, const ContextParams& params)
   if (p.n_gpu_layers == kGpuLayersAuto) {
     return fail("-ngl auto: resolve it to a layer count first (make_context does, from the GPU's free memory)");
   }
-  if (p.n_gpu_layers != 0) {
-    auto gpu = GpuOffload::create(model, {.n_gpu_layers = p.n_gpu_layers,
-                                          .main_gpu = p.main_gpu,
-                                          .kv_offload = p.kv_offload,
-                                          .n_cells = p.n_ctx,
-                                          .type_k = p.type_k,
-                                          .type_v = p.type_v,
-                                          .max_tokens = p.n_ubatch,
-                                          .weights = p.gpu_weights});
+  if (p.n_gpu_layers != 0 || !p.gpu_shares.empty()) {
+    const GpuOffloadParams gpu_params{.n_gpu_layers = p.n_gpu_layers,
+                                      .main_gpu = p.main_gpu,
+                                      .split_mode = p.split_mode,
+                                      .tensor_split = p.tensor_split,
+                                      .kv_offload = p.kv_offload,
+                                      .n_cells = p.n_ctx,
+                                      .type_k = p.type_k,
+                                      .type_v = p.type_v,
+                                      .max_tokens = p.n_ubatch,
+                                      .weights = p.gpu_weights};
+    auto gpu = p.gpu_shares.empty() ? GpuOffload::create(model, gpu_params)
+                                    : GpuOffload::create_on(model, gpu_params, p.gpu_shares);
     if (!gpu) return gpu.error();
     ctx.gpu_ = std::move(*gpu);
     if (p.kv_offload && ctx.gpu_->first_layer() < c.n_layers) {

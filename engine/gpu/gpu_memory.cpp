@@ -10,9 +10,9 @@
 namespace infertune {
 
 OffloadSplit offload_split(int n_gpu_layers, uint32_t n_layers) {
-  if (n_gpu_layers < 0) return {0, true};
+  if (n_gpu_layers < 0) return {0, n_layers, true};
   const auto n = static_cast<uint32_t>(n_gpu_layers);
-  return {n_layers - std::min(n, n_layers), n > n_layers};
+  return {n_layers - std::min(n, n_layers), n_layers, n > n_layers};
 }
 
 OffloadWeightBytes offload_weight_bytes(const GgufFile& file, const ModelConfig& config,
@@ -71,15 +71,18 @@ uint64_t gpu_kv_bytes_per_layer(const ModelConfig& c, uint32_t n_cells, GgmlType
 }
 
 GpuMemoryUse predict_gpu_memory(const ModelConfig& c, const OffloadWeightBytes& weights, const GpuMemoryInputs& in) {
+  if (in.n_gpu_layers == 0) return {};
+  return predict_split_memory(c, weights, in, offload_split(in.n_gpu_layers, c.n_layers));
+}
+
+GpuMemoryUse predict_split_memory(const ModelConfig& c, const OffloadWeightBytes& weights, const GpuMemoryInputs& in,
+                                  OffloadSplit split) {
   GpuMemoryUse use;
-  if (in.n_gpu_layers == 0) return use;
-  const OffloadSplit split = offload_split(in.n_gpu_layers, c.n_layers);
-  for (uint32_t il = split.first_layer; il < c.n_layers && il < weights.layers.size(); ++il) {
-    use.weights += weights.layers[il];
-  }
+  const uint32_t end = std::min(split.end_layer, c.n_layers);
+  for (uint32_t il = split.first_layer; il < end && il < weights.layers.size(); ++il) use.weights += weights.layers[il];
   if (split.output) use.weights += weights.output;
-  if (in.kv_offload) {
-    use.kv = gpu_kv_bytes_per_layer(c, in.n_cells, in.type_k, in.type_v) * (c.n_layers - split.first_layer);
+  if (in.kv_offload && end > split.first_layer) {
+    use.kv = gpu_kv_bytes_per_layer(c, in.n_cells, in.type_k, in.type_v) * (end - split.first_layer);
   }
   // The key lists grow with the context (one entry per attended cell); counted at a full context.
   use.compute = activation_sizes(c, in.max_tokens, split.output).total() + uint64_t(in.n_cells) * sizeof(uint32_t);

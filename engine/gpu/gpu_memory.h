@@ -19,10 +19,13 @@ inline constexpr int kGpuLayersAuto = -2;
 
 // The layers -ngl puts on the GPU: [first, n_layers), and whether the output layer goes too (llama.cpp's
 // count: the last N repeating layers; N > n_layers adds the output; negative: all of it).
+// On several devices (-sm layer, layer_split.h) each holds a run of them, [first_layer, end_layer), and the
+// last one the output layer.
 struct OffloadSplit {
   uint32_t first_layer = 0;
+  uint32_t end_layer = 0;  // one past the last repeating layer here
   bool output = false;
-  uint32_t n_gpu_layers(uint32_t n_layers) const { return n_layers - first_layer + (output ? 1 : 0); }
+  bool operator==(const OffloadSplit&) const = default;
 };
 OffloadSplit offload_split(int n_gpu_layers, uint32_t n_layers);
 
@@ -77,9 +80,14 @@ struct GpuMemoryUse {
   uint64_t total() const { return weights + kv + compute; }
 };
 
-// The device memory an offload of `in` takes (zero for -ngl 0). n_gpu_layers must be resolved (not auto).
+// The device memory an offload of `in` takes on one device (zero for -ngl 0). n_gpu_layers must be resolved
+// (not auto).
 GpuMemoryUse predict_gpu_memory(const ModelConfig& config, const OffloadWeightBytes& weights,
                                 const GpuMemoryInputs& in);
+// The same for the share `split` of a device (in.n_gpu_layers is not read): its layers' weights and K/V,
+// and the activation buffers every device holds.
+GpuMemoryUse predict_split_memory(const ModelConfig& config, const OffloadWeightBytes& weights,
+                                  const GpuMemoryInputs& in, OffloadSplit split);
 
 // Device memory kept free beyond a prediction: the CUDA context, cuBLAS's workspace, the allocator's slack.
 inline constexpr uint64_t kDeviceReserveBytes = uint64_t{512} << 20;

@@ -1,36 +1,49 @@
 #include "engine/gpu/gpu_offload.h"
 
-#include <algorithm>
-#include <cmath>
+#include <fmt/format.h>
 
-#include "engine/arch/transformer_blocks.h"
+#include <algorithm>
+#include <string>
+
 #include "kernels/cuda/device_ops.h"
 #include "kernels/cuda/device_runtime.h"
-#include "kernels/ops/rope.h"
 
 namespace infertune {
 namespace {
 
-constexpr double kMiB = 1024.0 * 1024.0;
-
 uint32_t type_id(GgmlType t) { return static_cast<uint32_t>(t); }
+
+// Each device's free memory (-sm layer without -ts deals the layers in proportion to it); zeros where it
+// is not needed or cannot be read.
+std::vector<uint64_t> free_memory(int count, const GpuOffloadParams& params) {
+  std::vector<uint64_t> free_bytes(static_cast<size_t>(count), 0);
+  const bool by_memory =
+      params.split_mode == SplitMode::layer && count > 1 &&
+      std::all_of(params.tensor_split.begin(), params.tensor_split.end(), [](double p) { return p == 0; });
+  for (int d = 0; by_memory && d < count; ++d) {
+    size_t free = 0, total = 0;
+    if (cuda::set_device(d) == 0 && cuda::memory_info(&free, &total) == 0) free_bytes[static_cast<size_t>(d)] = free;
+  }
+  return free_bytes;
+}
+
+Status check_shares(const std::vector<DeviceLayers>& shares, uint32_t n_layers) {
+  if (shares.empty()) return fail("no layer to offload");
+  for (size_t i = 0; i < shares.size(); ++i) {
+    const OffloadSplit& s = shares[i].split;
+    const bool last = i + 1 == shares.size();
+    if (s.first_layer > s.end_layer || (i > 0 && s.first_layer != shares[i - 1].split.end_layer) ||
+        (s.output && !last) || (last && s.end_layer != n_layers)) {
+      return fail("GPU share {} (device {}, layers {}..{}): the shares must be consecutive runs ending at layer {}", i,
+                  shares[i].device, s.first_layer, s.end_layer, n_layers);
+    }
+  }
+  return {};
+}
 
 }  // namespace
 
-GpuOffload::GpuOffload(const Model& model, const GpuOffloadParams& params, OffloadSplit split)
-    : model_(&model), params_(params), split_(split) {}
-
-GpuOffload::~GpuOffload() {
-  if (stream_) cuda::stream_synchronize(stream_);
-  cuda::blas_destroy(blas_);
-  cuda::stream_destroy(stream_);
-}
-
 Result<std::unique_ptr<GpuOffload>> GpuOffload::create(const Model& model, const GpuOffloadParams& params) {
-  // The GPU's blocks are llama's and qwen2's; gemma3's extra norms and sliding window are CPU-only so far.
-  if (model.config().arch == ModelArch::Gemma3) {
-    return fail("-ngl {}: {} models run on the CPU only (use -ngl 0)", params.n_gpu_layers, model.config().arch);
-  }
   int count = 0;
   if (int code = cuda::device_count(&count); code != 0 || count == 0) {
     return fail("-ngl {}: no CUDA device ({})", params.n_gpu_layers,
@@ -40,7 +53,20 @@ Result<std::unique_ptr<GpuOffload>> GpuOffload::create(const Model& model, const
     return fail("-mg {}: there {} {} CUDA device{} (0..{})", params.main_gpu, count == 1 ? "is" : "are", count,
                 count == 1 ? "" : "s", count - 1);
   }
-  if (Status s = cuda_status(cuda::set_device(params.main_gpu), "selecting the GPU"); !s) return s.error();
+  const LayerSplitOptions options{
+      .mode = params.split_mode, .main_gpu = params.main_gpu, .proportions = params.tensor_split};
+  auto shares = split_layers(params.n_gpu_layers, model.config().n_layers, options, free_memory(count, params));
+  if (!shares) return shares.error();
+  return create_on(model, params, std::move(*shares));
+}
+
+Result<std::unique_ptr<GpuOffload>> GpuOffload::create_on(const Model& model, const GpuOffloadParams& params,
+                                                          std::vector<DeviceLayers> shares) {
+  // The GPU's blocks are llama's and qwen2's; gemma3's extra norms and sliding window are CPU-only so far.
+  if (model.config().arch == ModelArch::Gemma3) {
+    return fail("-ngl {}: {} models run on the CPU only (use -ngl 0)", params.n_gpu_layers, model.config().arch);
+  }
+  if (Status s = check_shares(shares, model.config().n_layers); !s) return s.error();
   if (params.kv_offload) {
     for (GgmlType t : {params.type_k, params.type_v}) {
       if (!cuda::kv_type_supported(type_id(t))) {
@@ -48,326 +74,54 @@ Result<std::unique_ptr<GpuOffload>> GpuOffload::create(const Model& model, const
       }
     }
   }
-  const ModelConfig& c = model.config();
-  std::unique_ptr<GpuOffload> gpu(new GpuOffload(model, params, offload_split(params.n_gpu_layers, c.n_layers)));
-  if (Status s = cuda_status(cuda::stream_create(&gpu->stream_), "creating a CUDA stream"); !s) return s.error();
-  if (Status s = cuda_status(cuda::blas_create(&gpu->blas_, gpu->stream_), "starting cuBLAS"); !s) return s.error();
-  if (Status s = gpu->take_weights(); !s) return s.error();
-  if (Status s = gpu->allocate_kv(); !s) return s.error();
-  if (Status s = gpu->allocate_activations(); !s) return s.error();
+  std::vector<std::shared_ptr<const GpuWeights>> weights(shares.size());
+  if (params.weights != nullptr) {
+    auto kept = params.weights->get(model, shares, params.memory_budget);
+    if (!kept) return kept.error();
+    weights = std::move(*kept);
+  } else {
+    for (size_t i = 0; i < shares.size(); ++i) {
+      auto uploaded = GpuWeights::upload(model, shares[i].split, shares[i].device, params.memory_budget);
+      if (!uploaded) return uploaded.error();
+      weights[i] = std::move(*uploaded);
+    }
+  }
+  const GpuSegmentParams segment_params{.kv_offload = params.kv_offload,
+                                        .n_cells = params.n_cells,
+                                        .type_k = params.type_k,
+                                        .type_v = params.type_v,
+                                        .max_tokens = params.max_tokens,
+                                        .memory_budget = params.memory_budget};
+  std::unique_ptr<GpuOffload> gpu(new GpuOffload());
+  for (size_t i = 0; i < shares.size(); ++i) {
+    auto segment = GpuSegment::create(model, shares[i], segment_params, std::move(weights[i]));
+    if (!segment) return segment.error();
+    gpu->segments_.push_back(std::move(*segment));
+  }
   return gpu;
 }
 
-Result<DeviceBuffer> GpuOffload::allocate(size_t bytes, std::string_view what, uint64_t GpuMemoryUse::*account) {
-  if (params_.memory_budget != 0 && memory_.total() + bytes > params_.memory_budget) {
-    return fail("out of GPU memory for {}: it needs {:.1f} MiB, {:.1f} MiB of the {:.1f} MiB budget are free", what,
-                bytes / kMiB, (params_.memory_budget - std::min(params_.memory_budget, memory_.total())) / kMiB,
-                params_.memory_budget / kMiB);
+GpuMemoryUse GpuOffload::memory() const {
+  GpuMemoryUse sum;
+  for (const auto& s : segments_) {
+    sum.weights += s->memory().weights;
+    sum.kv += s->memory().kv;
+    sum.compute += s->memory().compute;
   }
-  auto buffer = DeviceBuffer::allocate(bytes, what);
-  if (buffer) memory_.*account += bytes;
-  return buffer;
+  return sum;
 }
 
-// ---- weights ----
-
-Status GpuOffload::take_weights() {
-  auto weights = params_.weights
-                     ? params_.weights->get(*model_, split_, params_.main_gpu, params_.memory_budget)
-                     : GpuWeights::upload(*model_, split_, params_.main_gpu, params_.memory_budget);
-  if (!weights) return weights.error();
-  weights_ = std::move(*weights);
-  memory_.weights = weights_->bytes();
-  return {};
-}
-
-// ---- KV cache and activations ----
-
-Status GpuOffload::allocate_kv() {
-  if (!params_.kv_offload) return {};
-  const ModelConfig& c = model_->config();
-  if (c.head_dim % 32 != 0 || c.head_dim_v % 32 != 0) {
-    return fail("head size {}/{}: the GPU KV cache needs multiples of 32 (use --no-kv-offload)", c.head_dim,
-                c.head_dim_v);
-  }
-  // The two buffers of a layer add up to gpu_kv_bytes_per_layer, the memory model's figure.
-  const size_t k_bytes = gpu_kv_head_bytes(params_.type_k, c.head_dim) * c.n_head_kv * params_.n_cells;
-  const size_t v_bytes = gpu_kv_head_bytes(params_.type_v, c.head_dim_v) * c.n_head_kv * params_.n_cells;
-  caches_.resize(c.n_layers - split_.first_layer);
-  for (size_t i = 0; i < caches_.size(); ++i) {
-    const uint32_t il = split_.first_layer + static_cast<uint32_t>(i);
-    auto k =
-        allocate(k_bytes, fmt::format("the K cache of layer {} ({} cells)", il, params_.n_cells), &GpuMemoryUse::kv);
-    if (!k) return k.error();
-    auto v =
-        allocate(v_bytes, fmt::format("the V cache of layer {} ({} cells)", il, params_.n_cells), &GpuMemoryUse::kv);
-    if (!v) return v.error();
-    caches_[i].k = std::move(*k);
-    caches_[i].v = std::move(*v);
-  }
-  return {};
-}
-
-Status GpuOffload::allocate_activations() {
-  const ActivationSizes sizes = activation_sizes(model_->config(), params_.max_tokens, split_.output);
-  struct Slot {
-    DeviceBuffer* dst;
-    size_t bytes;
-    const char* what;
-  };
-  const Slot slots[] = {
-      {&act_.x, sizes.x, "activations (x)"},
-      {&act_.xn, sizes.xn, "activations (xn)"},
-      {&act_.proj, sizes.proj, "activations (proj)"},
-      {&act_.q, sizes.q, "activations (q)"},
-      {&act_.k, sizes.k, "activations (k)"},
-      {&act_.v, sizes.v, "activations (v)"},
-      {&act_.attn, sizes.attn, "activations (attention)"},
-      {&act_.gate, sizes.gate, "activations (ffn gate)"},
-      {&act_.up, sizes.up, "activations (ffn up)"},
-      {&act_.cells, sizes.cells, "the ubatch's cells"},
-      {&act_.key_offset, sizes.key_offset, "the ubatch's key lists"},
-      {&act_.n_keys, sizes.n_keys, "the ubatch's key counts"},
-      {&act_.rope_cos, sizes.rope, "rope angles"},
-      {&act_.rope_sin, sizes.rope, "rope angles"},
-      {&act_.output_rows, sizes.output_rows, "the output rows"},
-      {&act_.logits, sizes.logits, "the logits"},
-      {&act_.weights_f16, sizes.weights_f16, "the batched products' f16 weights"},
-      {&act_.input_f16, sizes.input_f16, "the batched products' f16 input"},
-  };
-  for (const Slot& s : slots) {
-    if (s.bytes == 0) continue;
-    auto buffer = allocate(s.bytes, s.what, &GpuMemoryUse::compute);
-    if (!buffer) return buffer.error();
-    *s.dst = std::move(*buffer);
-  }
-  return {};
-}
-
-// ---- one step ----
-
-Status GpuOffload::upload_ubatch(const ForwardPass& pass, const ForwardBatch& batch, size_t n) {
-  const KvUbatch& kv = batch.kv;
-  std::vector<int32_t> offset(n), n_keys(n);
-  std::vector<uint32_t> key_cells;
-  for (const KvAttentionGroup& g : kv.active_groups()) {
-    const auto base = static_cast<int32_t>(key_cells.size());
-    key_cells.insert(key_cells.end(), g.key_cells.begin(), g.key_cells.end());
-    for (size_t i = 0; i < g.rows.size(); ++i) {
-      offset[g.rows[i]] = base;
-      n_keys[g.rows[i]] = static_cast<int32_t>(g.n_keys[i]);
-    }
-  }
-  if (key_cells.size() > key_cells_capacity_) {
-    const size_t capacity = std::max(key_cells.size(), 2 * key_cells_capacity_);
-    act_.key_cells = DeviceBuffer();
-    memory_.compute -= key_cells_capacity_ * 4;
-    key_cells_capacity_ = 0;
-    auto buffer = allocate(capacity * 4, "the ubatch's key lists", &GpuMemoryUse::compute);
-    if (!buffer) return buffer.error();
-    act_.key_cells = std::move(*buffer);
-    key_cells_capacity_ = capacity;
-  }
-  const uint32_t half = pass.rope.n_rot / 2;
-  std::vector<float> cos(n * half), sin(n * half);
-  for (size_t t = 0; t < n && half > 0; ++t) {
-    rope_angles(pass.rope, kv.positions[t], std::span(cos).subspan(t * half, half),
-                std::span(sin).subspan(t * half, half));
-  }
-  struct Copy {
-    void* dst;
-    const void* src;
-    size_t bytes;
-  };
-  for (const Copy& c :
-       {Copy{act_.cells.get(), kv.cells.data(), n * 4}, Copy{act_.key_offset.get(), offset.data(), n * 4},
-        Copy{act_.n_keys.get(), n_keys.data(), n * 4},
-        Copy{act_.key_cells.get(), key_cells.data(), key_cells.size() * 4},
-        Copy{act_.rope_cos.get(), cos.data(), cos.size() * 4}, Copy{act_.rope_sin.get(), sin.data(), sin.size() * 4},
-        Copy{act_.output_rows.get(), batch.output_rows.data(), batch.output_rows.size() * 4}}) {
-    if (c.bytes == 0) continue;
-    if (Status s = cuda_status(cuda::copy_to_device(c.dst, c.src, c.bytes, stream_), "uploading the ubatch"); !s) {
-      return s;
-    }
-  }
-  // The host vectors above go out of scope: pageable copies are staged, but make sure before returning.
-  return cuda_status(cuda::stream_synchronize(stream_), "uploading the ubatch");
-}
-
-Status GpuOffload::linear(const GpuMatrix& w, const float* x, size_t n, float* y) {
-  const auto type = type_id(w.type);
-  if (n <= static_cast<size_t>(cuda::kMatvecMaxTokens)) {
-    return cuda_status(cuda::matvec(type, w.data.get(), w.n_rows, w.n_cols, x, static_cast<int64_t>(n), y, stream_),
-                       "matrix-vector product");
-  }
-  if (w.type == GgmlType::F32) {
-    return cuda_status(
-        cuda::gemm_f32(blas_, w.data.as<float>(), w.n_rows, w.n_cols, x, static_cast<int64_t>(n), y, w.n_rows),
-        "cuBLAS f32 product");
-  }
-  if (Status s = cuda_status(cuda::convert_to_f16(x, static_cast<int64_t>(n) * w.n_cols, act_.input_f16.get(), stream_),
-                             "converting the input to f16");
-      !s) {
-    return s;
-  }
-  if (w.type == GgmlType::F16) {
-    return cuda_status(cuda::gemm_f16(blas_, w.data.get(), w.n_rows, w.n_cols, act_.input_f16.get(),
-                                      static_cast<int64_t>(n), y, w.n_rows),
-                       "cuBLAS f16 product");
-  }
-  // Decode a slice of rows at a time into the f16 buffer and multiply it into its columns of y.
-  const int64_t chunk_rows = std::max<int64_t>(1, static_cast<int64_t>(kF16ChunkValues) / w.n_cols);
-  const uint64_t row_bytes = w.data.bytes() / static_cast<uint64_t>(w.n_rows);
-  for (int64_t r0 = 0; r0 < w.n_rows; r0 += chunk_rows) {
-    const int64_t rows = std::min(chunk_rows, w.n_rows - r0);
-    const void* src = w.data.as<std::byte>() + r0 * row_bytes;
-    if (Status s = cuda_status(cuda::dequantize_to_f16(type, src, rows, w.n_cols, act_.weights_f16.get(), stream_),
-                               "decoding weights to f16");
-        !s) {
-      return s;
-    }
-    if (Status s = cuda_status(cuda::gemm_f16(blas_, act_.weights_f16.get(), rows, w.n_cols, act_.input_f16.get(),
-                                              static_cast<int64_t>(n), y + r0, w.n_rows),
-                               "cuBLAS f16 product");
-        !s) {
-      return s;
-    }
-  }
-  return {};
-}
-
-Status GpuOffload::layer_forward(const ForwardPass& pass, const ForwardBatch& batch, uint32_t il, size_t n) {
-  const ModelConfig& c = model_->config();
-  const GpuLayerWeights& l = weights_->layer(il);
-  const auto tokens = static_cast<int64_t>(n);
-  float* x = act_.x.as<float>();
-  float* xn = act_.xn.as<float>();
-  float* q = act_.q.as<float>();
-  float* k = act_.k.as<float>();
-  float* v = act_.v.as<float>();
-  float* proj = act_.proj.as<float>();
-  float* gate = act_.gate.as<float>();
-  const std::string where = fmt::format("layer {} on the GPU", il);
-  auto step = [&](int code) { return cuda_status(code, where); };
-
-  if (Status s = step(cuda::rms_norm(x, l.attn_norm.as<float>(), c.rms_eps, tokens, c.n_embd, xn, stream_)); !s)
-    return s;
-  if (Status s = linear(l.q, xn, n, q); !s) return s;
-  if (Status s = linear(l.k, xn, n, k); !s) return s;
-  if (Status s = linear(l.v, xn, n, v); !s) return s;
-  struct Bias {
-    const DeviceBuffer* bias;
-    float* y;
-    uint32_t width;
-  };
-  for (const Bias& b : {Bias{&l.q_bias, q, c.q_dim()}, Bias{&l.k_bias, k, c.k_dim()}, Bias{&l.v_bias, v, c.v_dim()}}) {
-    if (b.bias->get() == nullptr) continue;
-    if (Status s = step(cuda::add_bias(b.y, b.bias->as<float>(), tokens, b.width, stream_)); !s) return s;
-  }
-  const bool neox = pass.rope.layout == RopeLayout::Neox;
-  const auto n_rot = static_cast<int>(pass.rope.n_rot);
-  const float* cos = act_.rope_cos.as<float>();
-  const float* sin = act_.rope_sin.as<float>();
-  if (Status s = step(cuda::rope(q, tokens, c.n_head, c.head_dim, n_rot, neox, cos, sin, stream_)); !s) return s;
-  if (Status s = step(cuda::rope(k, tokens, c.n_head_kv, c.head_dim, n_rot, neox, cos, sin, stream_)); !s) return s;
-
-  if (params_.kv_offload) {
-    const LayerCache& cache = caches_[il - split_.first_layer];
-    const cuda::KvLayerView kview{cache.k.get(),
-                                  type_id(params_.type_k),
-                                  static_cast<int>(c.n_head_kv),
-                                  static_cast<int>(c.head_dim),
-                                  params_.n_cells,
-                                  gpu_kv_head_bytes(params_.type_k, c.head_dim)};
-    const cuda::KvLayerView vview{cache.v.get(),
-                                  type_id(params_.type_v),
-                                  static_cast<int>(c.n_head_kv),
-                                  static_cast<int>(c.head_dim_v),
-                                  params_.n_cells,
-                                  gpu_kv_head_bytes(params_.type_v, c.head_dim_v)};
-    const auto* cells = act_.cells.as<uint32_t>();
-    if (Status s = step(cuda::store_kv(k, tokens, cells, kview, stream_)); !s) return s;
-    if (Status s = step(cuda::store_kv(v, tokens, cells, vview, stream_)); !s) return s;
-    const cuda::AttentionKeys keys{act_.key_offset.as<int32_t>(), act_.n_keys.as<int32_t>(),
-                                   act_.key_cells.as<uint32_t>()};
-    const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-    if (Status s =
-            step(cuda::attention(q, tokens, c.n_head, kview, vview, keys, scale, act_.attn.as<float>(), stream_));
-        !s) {
-      return s;
-    }
-  } else if (Status s = attention_on_cpu(pass, batch, il, n); !s) {
-    return s;
-  }
-
-  if (Status s = linear(l.o, act_.attn.as<float>(), n, proj); !s) return s;
-  if (Status s = step(cuda::add(x, proj, tokens * c.n_embd, stream_)); !s) return s;
-  if (Status s = step(cuda::rms_norm(x, l.ffn_norm.as<float>(), c.rms_eps, tokens, c.n_embd, xn, stream_)); !s)
-    return s;
-  if (Status s = linear(l.gate, xn, n, gate); !s) return s;
-  if (Status s = linear(l.up, xn, n, act_.up.as<float>()); !s) return s;
-  if (Status s = step(cuda::silu_mul(gate, act_.up.as<float>(), tokens * c.n_ff, gate, stream_)); !s) return s;
-  if (Status s = linear(l.down, gate, n, proj); !s) return s;
-  return step(cuda::add(x, proj, tokens * c.n_embd, stream_));
-}
-
-// --no-kv-offload: q, k and v come down, the CPU cache stores K/V and runs attention, the result goes up.
-Status GpuOffload::attention_on_cpu(const ForwardPass& pass, const ForwardBatch& batch, uint32_t il, size_t n) {
-  const ModelConfig& c = model_->config();
-  const BlockActivations a = block_activations(pass.scratch, c, n);
-  const std::string what = fmt::format("layer {}: moving attention's inputs to the CPU", il);
-  for (auto [dst, src] : {std::pair{a.q, act_.q.get()}, std::pair{a.k, act_.k.get()}, std::pair{a.v, act_.v.get()}}) {
-    if (Status s = cuda_status(cuda::copy_to_host(dst.data(), src, dst.size_bytes(), stream_), what); !s) return s;
-  }
-  store_kv(pass.cache, il, batch.kv, n, a.k, a.v);
-  if (Status s = causal_attention(pass.threads, pass.cache, il, c, batch.kv, n, a.q, a.attn, pass.scratch.attention);
-      !s) {
-    return s;
-  }
-  return cuda_status(cuda::copy_to_device(act_.attn.get(), a.attn.data(), a.attn.size_bytes(), stream_),
-                     fmt::format("layer {}: moving attention's output to the GPU", il));
-}
-
-Status GpuOffload::output_forward(const ForwardBatch& batch) {
-  const ModelConfig& c = model_->config();
-  const auto n_out = static_cast<int64_t>(batch.output_rows.size());
-  if (n_out == 0) return {};
-  float* xn = act_.xn.as<float>();
-  const std::string where = "the output layer on the GPU";
-  if (Status s = cuda_status(
-          cuda::gather_rows(act_.x.as<float>(), act_.output_rows.as<uint32_t>(), n_out, c.n_embd, xn, stream_), where);
-      !s) {
-    return s;
-  }
-  if (Status s =
-          cuda_status(cuda::rms_norm(xn, weights_->output_norm().as<float>(), c.rms_eps, n_out, c.n_embd, xn, stream_), where);
-      !s) {
-    return s;
-  }
-  if (Status s = linear(weights_->output(), xn, static_cast<size_t>(n_out), act_.logits.as<float>()); !s) return s;
-  return cuda_status(cuda::copy_to_host(batch.logits.data(), act_.logits.get(),
-                                        static_cast<size_t>(n_out) * c.n_vocab * sizeof(float), stream_),
-                     "copying the logits from the GPU");
+std::vector<int> GpuOffload::devices() const {
+  std::vector<int> out;
+  for (const auto& s : segments_) out.push_back(s->device());
+  return out;
 }
 
 Status GpuOffload::forward(const ForwardPass& pass, const ForwardBatch& batch, std::span<float> x) {
-  const ModelConfig& c = model_->config();
-  const size_t n = batch.tokens.size();
-  if (n > params_.max_tokens) {
-    return fail("a ubatch of {} tokens on the GPU, which was set up for {} (-ub)", n, params_.max_tokens);
+  for (const auto& segment : segments_) {
+    if (Status s = segment->forward(pass, batch, x); !s) return s;
   }
-  if (Status s = cuda_status(cuda::set_device(params_.main_gpu), "selecting the GPU"); !s) return s;
-  if (Status s = upload_ubatch(pass, batch, n); !s) return s;
-  const size_t x_bytes = n * c.n_embd * sizeof(float);
-  if (Status s = cuda_status(cuda::copy_to_device(act_.x.get(), x.data(), x_bytes, stream_), "moving x to the GPU");
-      !s) {
-    return s;
-  }
-  for (uint32_t il = split_.first_layer; il < c.n_layers; ++il) {
-    if (Status s = layer_forward(pass, batch, il, n); !s) return s;
-  }
-  if (split_.output) return output_forward(batch);
-  return cuda_status(cuda::copy_to_host(x.data(), act_.x.get(), x_bytes, stream_), "moving x back from the GPU");
+  return {};
 }
 
 }  // namespace infertune

@@ -191,9 +191,10 @@ class GpuWeightUpload {
 Result<std::shared_ptr<const GpuWeights>> GpuWeights::upload(const Model& model, OffloadSplit split, int device,
                                                              uint64_t memory_budget) {
   const ModelWeights& w = model.weights();
-  const uint32_t n_layers = model.config().n_layers;
+  const uint32_t end = std::min(split.end_layer, model.config().n_layers);
+  const uint32_t first = std::min(split.first_layer, end);
   size_t total = split.output ? w.output.data.size() : 0;
-  for (uint32_t il = split.first_layer; il < n_layers; ++il) {
+  for (uint32_t il = first; il < end; ++il) {
     const LayerWeights& l = w.layers[il];
     for (const WeightMatrix* m :
          {&l.attn_q, &l.attn_k, &l.attn_v, &l.attn_output, &l.ffn_gate, &l.ffn_up, &l.ffn_down}) {
@@ -202,11 +203,11 @@ Result<std::shared_ptr<const GpuWeights>> GpuWeights::upload(const Model& model,
   }
   if (Status s = cuda_status(cuda::set_device(device), "selecting the GPU"); !s) return s.error();
   auto weights = std::make_shared<GpuWeights>(split, device);
-  weights->layers_.resize(n_layers - std::min(split.first_layer, n_layers));
+  weights->layers_.resize(end - first);
   GpuWeightUpload upload(model, *weights, memory_budget, total);
   if (Status s = upload.start(); !s) return s.error();
-  for (uint32_t il = split.first_layer; il < n_layers; ++il) {
-    if (Status s = upload.layer(il, weights->layers_[il - split.first_layer]); !s) return s.error();
+  for (uint32_t il = first; il < end; ++il) {
+    if (Status s = upload.layer(il, weights->layers_[il - first]); !s) return s.error();
   }
   if (split.output) {
     if (Status s = upload.output(); !s) return s.error();

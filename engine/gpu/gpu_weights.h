@@ -1,6 +1,6 @@
 #pragma once
-// The weights of the offloaded layers (-ngl) on one CUDA device: the split's layer matrices in the file's
-// block layout, their norms and biases as f32, and the output layer when the split takes it. They are
+// The weights of the offloaded layers (-ngl) on one CUDA device: its share's layer matrices in the file's
+// block layout, their norms and biases as f32, and the output layer when the share has it. They are
 // uploaded once and shared: every context made with the same model, split and device can run on them
 // (GpuWeightCache keeps them between contexts), so a bench or a sweep worker that measures several
 // settings at one -ngl uploads the model once, as llama-bench keeps a model whose load parameters did not
@@ -48,7 +48,7 @@ class GpuWeights {
   OffloadSplit split() const { return split_; }
   int device() const { return device_; }
   uint64_t bytes() const { return bytes_; }  // device memory they take
-  // il in [split().first_layer, n_layers).
+  // il in [split().first_layer, split().end_layer).
   const GpuLayerWeights& layer(uint32_t il) const { return layers_[il - split_.first_layer]; }
   const DeviceBuffer& output_norm() const { return output_norm_; }  // empty unless split().output
   const GpuMatrix& output() const { return output_; }
@@ -58,7 +58,7 @@ class GpuWeights {
   OffloadSplit split_;
   int device_ = 0;
   uint64_t bytes_ = 0;
-  std::vector<GpuLayerWeights> layers_;  // [n_layers - split_.first_layer]
+  std::vector<GpuLayerWeights> layers_;  // [end_layer - first_layer]
   DeviceBuffer output_norm_;
   GpuMatrix output_;
 };

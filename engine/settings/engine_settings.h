@@ -14,9 +14,11 @@ struct EngineSettings {
   PlacementOptions placement;  // -t, -tb, -C, --cpu-strict, --numa, --prio, --poll
   int n_gpu_layers = 0;        // -ngl: layers on the GPU (ContextParams::n_gpu_layers); kGpuLayersAuto: auto
   int main_gpu = 0;            // -mg
-  bool kv_offload = true;      // --no-kv-offload: false
-  bool use_mmap = true;        // -mmp / --no-mmap
-  bool repack = true;          // --repack / --no-repack: interleave weight rows at load (ModelLoadOptions)
+  SplitMode split_mode = SplitMode::layer;  // -sm none|layer
+  std::vector<double> tensor_split;         // -ts 3/1: each GPU's share of the offloaded layers
+  bool kv_offload = true;                   // --no-kv-offload: false
+  bool use_mmap = true;                     // -mmp / --no-mmap
+  bool repack = true;                       // --repack / --no-repack: interleave weight rows at load (ModelLoadOptions)
 };
 
 }  // namespace infertune

@@ -1,9 +1,12 @@
 #include "engine/settings/make_context.h"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <string>
 
 #include "engine/gpu/gpu_memory.h"
+#include "engine/gpu/layer_split.h"
 #include "kernels/cuda/cuda_devices.h"
 #include "kernels/cuda/device_runtime.h"
 
@@ -21,16 +24,32 @@ struct FittedLayers {
   std::string note;
 };
 
-// -ngl auto: the most layers whose predicted device memory (engine/gpu/gpu_memory.h) fits what the GPU has
-// free, less a reserve.
-Result<FittedLayers> fit_gpu_layers_to_device(const Model& model, const ContextParams& p) {
-  if (int code = cuda::set_device(p.main_gpu); code != 0) {
-    return fail("-ngl auto: GPU {}: {}", p.main_gpu, cuda::error_text(code));
+// Each device's free memory, what a weight cache holds there counted as free (it is reused or released
+// before an upload).
+Result<std::vector<uint64_t>> free_device_memory(const ContextParams& p) {
+  int count = 0;
+  if (int code = cuda::device_count(&count); code != 0 || count == 0) {
+    return fail("-ngl auto: no CUDA device ({})", code != 0 ? cuda::error_text(code) : "the driver reports none");
   }
-  size_t free_bytes = 0, total_bytes = 0;
-  if (int code = cuda::memory_info(&free_bytes, &total_bytes); code != 0) {
-    return fail("-ngl auto: cannot read GPU {}'s free memory: {}", p.main_gpu, cuda::error_text(code));
+  std::vector<uint64_t> free(static_cast<size_t>(count));
+  for (int d = 0; d < count; ++d) {
+    if (int code = cuda::set_device(d); code != 0) return fail("-ngl auto: GPU {}: {}", d, cuda::error_text(code));
+    size_t free_bytes = 0, total_bytes = 0;
+    if (int code = cuda::memory_info(&free_bytes, &total_bytes); code != 0) {
+      return fail("-ngl auto: cannot read GPU {}'s free memory: {}", d, cuda::error_text(code));
+    }
+    free[static_cast<size_t>(d)] = free_bytes + (p.gpu_weights ? p.gpu_weights->held_bytes(d) : 0);
   }
+  return free;
+}
+
+// -ngl auto: the most layers whose predicted device memory (engine/gpu/gpu_memory.h) fits what each GPU
+// they are dealt to (layer_split.h) has free, less a reserve.
+Result<FittedLayers> fit_gpu_layers_to_devices(const Model& model, const ContextParams& p) {
+  auto free = free_device_memory(p);
+  if (!free) return free.error();
+  std::vector<uint64_t> budgets;
+  for (uint64_t f : *free) budgets.push_back(f > kDeviceReserveBytes ? f - kDeviceReserveBytes : 0);
   const ModelConfig& c = model.config();
   const GpuMemoryInputs in{
       .n_gpu_layers = 0,
@@ -39,18 +58,26 @@ Result<FittedLayers> fit_gpu_layers_to_device(const Model& model, const ContextP
       .type_k = p.type_k,
       .type_v = p.type_v,
       .max_tokens = std::min(p.n_ubatch != 0 ? p.n_ubatch : 512u, p.n_batch != 0 ? p.n_batch : 2048u)};
-  // Weights a cache holds on the device are reused or released before an upload: free for this purpose.
-  if (p.gpu_weights != nullptr) free_bytes += p.gpu_weights->held_bytes(p.main_gpu);
-  const uint64_t budget = free_bytes > kDeviceReserveBytes ? free_bytes - kDeviceReserveBytes : 0;
+  const LayerSplitOptions options{.mode = p.split_mode, .main_gpu = p.main_gpu, .proportions = p.tensor_split};
   const OffloadWeightBytes weights = offload_weight_bytes(model.file(), c);
   FittedLayers out;
-  out.n_gpu_layers = fit_gpu_layers(c, weights, in, budget);
-  GpuMemoryInputs used = in;
-  used.n_gpu_layers = out.n_gpu_layers;
-  out.note = fmt::format("-ngl auto: {} of {} layers{} fit GPU {} ({:.0f} MiB predicted, {:.0f} MiB free)",
+  out.n_gpu_layers = fit_split_layers(c, weights, in, options, budgets);
+  auto shares = split_layers(out.n_gpu_layers, c.n_layers, options, budgets);
+  std::vector<int> devices;
+  uint64_t predicted = 0, free_there = 0;
+  for (const DeviceLayers& share : shares ? *shares : std::vector<DeviceLayers>{}) {
+    devices.push_back(share.device);
+    predicted += predict_split_memory(c, weights, in, share.split).total();
+    free_there += (*free)[static_cast<size_t>(share.device)];
+  }
+  if (devices.empty()) {
+    devices.push_back(p.main_gpu);
+    free_there = p.main_gpu >= 0 && static_cast<size_t>(p.main_gpu) < free->size() ? (*free)[p.main_gpu] : 0;
+  }
+  out.note = fmt::format("-ngl auto: {} of {} layers{} fit GPU{} {} ({:.0f} MiB predicted, {:.0f} MiB free)",
                          std::min<uint32_t>(out.n_gpu_layers, c.n_layers), c.n_layers,
-                         out.n_gpu_layers > static_cast<int>(c.n_layers) ? " and the output layer" : "", p.main_gpu,
-                         predict_gpu_memory(c, weights, used).total() / kMiB, free_bytes / kMiB);
+                         out.n_gpu_layers > static_cast<int>(c.n_layers) ? " and the output layer" : "",
+                         devices.size() == 1 ? "" : "s", fmt::join(devices, ", "), predicted / kMiB, free_there / kMiB);
   return out;
 }
 
@@ -68,6 +95,8 @@ Result<PlacedContext> make_context(const Model& model, const EngineSettings& set
   params.pool = out.placed->pool.get();
   params.n_gpu_layers = settings.n_gpu_layers;
   params.main_gpu = settings.main_gpu;
+  params.split_mode = settings.split_mode;
+  params.tensor_split = settings.tensor_split;
   params.kv_offload = settings.kv_offload;
   if (const std::string why = params.n_gpu_layers != 0 ? no_cuda_gpu_reason() : ""; !why.empty()) {
     // As llama.cpp: without a driver or GPU the layers run on the CPU, and the user is told once.
@@ -75,7 +104,7 @@ Result<PlacedContext> make_context(const Model& model, const EngineSettings& set
     params.n_gpu_layers = 0;
   }
   if (params.n_gpu_layers == kGpuLayersAuto) {
-    auto fitted = fit_gpu_layers_to_device(model, params);
+    auto fitted = fit_gpu_layers_to_devices(model, params);
     if (!fitted) return fitted.error();
     out.warnings.push_back(fitted->note);
     params.n_gpu_layers = fitted->n_gpu_layers;
@@ -84,9 +113,10 @@ Result<PlacedContext> make_context(const Model& model, const EngineSettings& set
   if (!context) return context.error();
   out.context = std::make_unique<Context>(std::move(*context));
   if (const uint32_t trained = model.config().n_ctx_train; trained != 0 && out.context->n_ctx() > trained) {
-    out.warnings.push_back(fmt::format("the context of {} tokens is longer than the {} the model was trained on; "
-                                       "past {} tokens its output may degrade",
-                                       out.context->n_ctx(), trained, trained));
+    out.warnings.push_back(
+        fmt::format("the context of {} tokens is longer than the {} the model was trained on; "
+                    "past {} tokens its output may degrade",
+                    out.context->n_ctx(), trained, trained));
   }
   return out;
 }

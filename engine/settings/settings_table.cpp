@@ -1,6 +1,7 @@
 #include "engine/settings/settings_table.h"
 
 #include "engine/gpu/gpu_memory.h"
+#include "engine/gpu/layer_split.h"
 
 #include <fmt/format.h>
 
@@ -57,6 +58,21 @@ Result<std::string> canonical_flash_attn(std::string_view text) {
   auto mode = flash_attention_from_name(text);
   if (!mode) return fail("'{}' is not on, off or auto", text);
   return std::string(flash_attention_name(*mode));
+}
+
+Result<std::string> canonical_split_mode(std::string_view text) {
+  if (text == "row") return fail("'row' (each matrix split over the GPUs) is not supported: use layer or none");
+  auto mode = split_mode_from_name(text);
+  if (!mode) return fail("'{}' is not none or layer", text);
+  return std::string(split_mode_name(*mode));
+}
+
+// "3,1" and "3/1" are "3/1"; all zero (llama.cpp's default) is "0": by each GPU's free memory.
+Result<std::string> canonical_tensor_split(std::string_view text) {
+  auto shares = parse_tensor_split(text);
+  if (!shares) return shares.error();
+  if (std::all_of(shares->begin(), shares->end(), [](double p) { return p == 0; })) return std::string("0");
+  return tensor_split_text(*shares);
 }
 
 Result<std::string> canonical_numa(std::string_view text) {
@@ -276,6 +292,46 @@ std::vector<Setting> build_table() {
       .allowed = [] { return std::string("0..255"); },
       .apply = [](std::string_view v, EngineSettings& s) { s.main_gpu = as_int(v); },
       .read = [](const EngineSettings& s) { return std::to_string(s.main_gpu); },
+  });
+  t.push_back({
+      .key = "split_mode",
+      .group = kOffload,
+      .config_key = "split_mode",
+      .short_flag = "-sm",
+      .long_flag = "--split-mode",
+      .llama_flag = "-sm",
+      .kind = ValueKind::Word,
+      .default_value = "layer",
+      .unset_value = "layer",
+      .help = "How the offloaded layers use several GPUs: layer (each GPU a run of them, per -ts) or none (all on -mg)",
+      .commands = kEveryCommand,
+      .list_commands = kLists,
+      .canonical = canonical_split_mode,
+      .allowed = [] { return std::string("none, layer"); },
+      .apply = [](std::string_view v, EngineSettings& s) { s.split_mode = *split_mode_from_name(v); },
+      .read = [](const EngineSettings& s) { return std::string(split_mode_name(s.split_mode)); },
+  });
+  t.push_back({
+      .key = "tensor_split",
+      .group = kOffload,
+      .config_key = "tensor_split",
+      .short_flag = "-ts",
+      .long_flag = "--tensor-split",
+      .llama_flag = "-ts",
+      .kind = ValueKind::Word,
+      .default_value = "0",
+      .unset_value = "0",
+      .help = "Each GPU's share of the offloaded layers with -sm layer, as 3/1 (0: by each GPU's free memory)",
+      .commands = kEveryCommand,
+      .list_commands = kLists,
+      .canonical = canonical_tensor_split,
+      .allowed = [] { return std::string("shares per GPU separated by / (or , where one value is given), e.g. 3/1"); },
+      .apply = [](std::string_view v,
+                  EngineSettings& s) { s.tensor_split = v == "0" ? std::vector<double>{} : *parse_tensor_split(v); },
+      .read =
+          [](const EngineSettings& s) {
+            return s.tensor_split.empty() ? std::string("0") : tensor_split_text(s.tensor_split);
+          },
   });
   t.push_back({
       .key = "kv_offload",

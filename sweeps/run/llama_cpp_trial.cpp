@@ -8,6 +8,7 @@
 
 #include "engine/context/flash_attention.h"
 #include "engine/gpu/gpu_memory.h"
+#include "engine/gpu/layer_split.h"
 #include "kernels/ggml_type.h"
 #include "sweeps/metrics/peak_rss.h"
 #include "sweeps/run/llama_server_process.h"
@@ -48,6 +49,8 @@ void setting_flags(const EngineSettings& s, std::vector<std::string>& argv, std:
     add(argv, "-ngl", std::to_string(s.n_gpu_layers < 0 ? 999 : s.n_gpu_layers));
   }
   if (s.main_gpu != 0) add(argv, "-mg", std::to_string(s.main_gpu));
+  if (s.split_mode != SplitMode::layer) add(argv, "-sm", std::string(split_mode_name(s.split_mode)));
+  if (!s.tensor_split.empty()) add(argv, "-ts", tensor_split_text(s.tensor_split));  // both tools take "3/1"
   add(argv, "-b", std::to_string(s.context.n_batch));
   add(argv, "-ub", std::to_string(s.context.n_ubatch));
   add(argv, "-ctk", std::string(ggml_type_name(s.context.type_k)));

@@ -109,5 +109,48 @@ TEST(GpuOffloadOnGpu, ReportsWhatItHoldsAndRefusesShiftsOfDeviceKeys) {
   EXPECT_THAT(shift.error().message, HasSubstr("--no-kv-offload"));
 }
 
+// -sm layer over several GPUs, run on one: two shares of the layers on device 0 (create_on) move the
+// residual stream from one share to the next through host memory, and answer as one share does.
+TEST(GpuOffloadOnGpu, TwoSharesAnswerAsOne) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device visible";
+  auto model = Model::load(fixture("fixture-llama-Q8_0.gguf"));
+  ASSERT_TRUE(model.ok());
+  const uint32_t n = model->config().n_layers;
+  ASSERT_GE(n, 2u);
+  const std::vector<int32_t> tokens = {1, 5, 9, 200, 17};
+  auto logits_with = [&](std::vector<DeviceLayers> shares) {
+    ContextParams params;
+    params.n_ctx = 64;
+    params.n_gpu_layers = 99;
+    params.gpu_shares = std::move(shares);
+    auto ctx = Context::create(*model, params);
+    EXPECT_TRUE(ctx.ok()) << ctx.error().message;
+    std::vector<float> out;
+    if (!ctx.ok()) return out;
+    EXPECT_EQ(ctx->gpu()->first_layer(), 0u);
+    EXPECT_TRUE(ctx->gpu()->runs_output());
+    EXPECT_EQ(ctx->gpu()->n_segments(), params.gpu_shares.size());
+    auto logits = ctx->decode(tokens, Logits::All);
+    EXPECT_TRUE(logits.ok()) << logits.error().message;
+    if (logits.ok()) out.assign(logits->begin(), logits->end());
+    return out;
+  };
+  const std::vector<float> one = logits_with({{0, {0, n, true}}});
+  const std::vector<float> two = logits_with({{0, {0, n / 2, false}}, {0, {n / 2, n, true}}});
+  ASSERT_FALSE(one.empty());
+  EXPECT_EQ(one, two);
+}
+
+TEST(GpuOffloadOnGpu, SharesThatAreNotConsecutiveAreRefused) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device visible";
+  auto model = Model::load(fixture("fixture-llama-Q8_0.gguf"));
+  ASSERT_TRUE(model.ok());
+  const uint32_t n = model->config().n_layers;
+  auto gap =
+      GpuOffload::create_on(*model, {.n_gpu_layers = 99, .n_cells = 64}, {{0, {0, 1, false}}, {0, {2, n, true}}});
+  ASSERT_FALSE(gap.ok());
+  EXPECT_THAT(gap.error().message, HasSubstr("consecutive runs"));
+}
+
 }  // namespace
 }  // namespace infertune

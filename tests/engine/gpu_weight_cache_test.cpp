@@ -22,6 +22,9 @@ using ::testing::HasSubstr;
 
 std::string fixture(const char* name) { return test::fixture_path(std::string("models/") + name).string(); }
 
+// One device's share: the whole split on `device`.
+std::vector<DeviceLayers> on(OffloadSplit split, int device = 0) { return {{device, split}}; }
+
 Model load_fixture() {
   auto model = Model::load(fixture("fixture-llama-Q8_0.gguf"));
   EXPECT_TRUE(model.ok()) << model.error().message;
@@ -37,8 +40,7 @@ struct StandInUpload {
   bool failing = false;
 
   GpuWeightCache::Upload function() {
-    return [this](const Model&, OffloadSplit split, int device,
-                  uint64_t) -> Result<std::shared_ptr<const GpuWeights>> {
+    return [this](const Model&, OffloadSplit split, int device, uint64_t) -> Result<std::shared_ptr<const GpuWeights>> {
       if (!last.expired()) previous_released_first = false;
       if (failing) return infertune::fail("out of GPU memory for tensor 'blk.0.attn_q.weight'");
       splits.push_back(split);
@@ -55,11 +57,11 @@ TEST(GpuWeightCache, TheSameModelSplitAndDeviceShareOneUpload) {
   StandInUpload upload;
   GpuWeightCache cache(upload.function());
   const OffloadSplit all = offload_split(99, model.config().n_layers);
-  auto first = cache.get(model, all, 0, 0);
+  auto first = cache.get(model, on(all, 0), 0);
   ASSERT_TRUE(first.ok()) << first.error().message;
-  auto second = cache.get(model, all, 0, 0);
+  auto second = cache.get(model, on(all, 0), 0);
   ASSERT_TRUE(second.ok());
-  EXPECT_EQ(first->get(), second->get());
+  EXPECT_EQ((*first)[0].get(), (*second)[0].get());
   EXPECT_EQ(cache.uploads(), 1u);
   EXPECT_EQ(upload.splits.size(), 1u);
 }
@@ -69,11 +71,11 @@ TEST(GpuWeightCache, AnotherSplitOrDeviceUploadsAgainAfterReleasingTheHeldWeight
   StandInUpload upload;
   GpuWeightCache cache(upload.function());
   const uint32_t n_layers = model.config().n_layers;
-  ASSERT_TRUE(cache.get(model, offload_split(99, n_layers), 0, 0).ok());
+  ASSERT_TRUE(cache.get(model, on(offload_split(99, n_layers), 0), 0).ok());
   // Same layers, but not the output layer: a different split.
-  ASSERT_TRUE(cache.get(model, offload_split(static_cast<int>(n_layers), n_layers), 0, 0).ok());
-  ASSERT_TRUE(cache.get(model, offload_split(1, n_layers), 0, 0).ok());
-  ASSERT_TRUE(cache.get(model, offload_split(1, n_layers), 1, 0).ok());
+  ASSERT_TRUE(cache.get(model, on(offload_split(static_cast<int>(n_layers), n_layers), 0), 0).ok());
+  ASSERT_TRUE(cache.get(model, on(offload_split(1, n_layers), 0), 0).ok());
+  ASSERT_TRUE(cache.get(model, on(offload_split(1, n_layers), 1), 0).ok());
   EXPECT_EQ(cache.uploads(), 4u);
   EXPECT_TRUE(upload.previous_released_first) << "an upload ran while the previous weights were still held";
   ASSERT_EQ(upload.splits.size(), 4u);
@@ -83,6 +85,29 @@ TEST(GpuWeightCache, AnotherSplitOrDeviceUploadsAgainAfterReleasingTheHeldWeight
   EXPECT_EQ(upload.devices[3], 1);
 }
 
+TEST(GpuWeightCache, SharesOnSeveralDevicesAreKeptEachOnItsOwn) {
+  const Model model = load_fixture();
+  StandInUpload upload;
+  GpuWeightCache cache(upload.function());
+  const uint32_t n = model.config().n_layers;
+  ASSERT_GE(n, 2u);
+  const DeviceLayers head{0, {0, 1, false}};
+  const std::vector<DeviceLayers> first = {head, {1, {1, n, true}}};
+  ASSERT_TRUE(cache.get(model, first, 0).ok());
+  EXPECT_EQ(cache.uploads(), 2u);
+  // The same head on device 0; the rest now on device 2.
+  const std::vector<DeviceLayers> second = {head, {2, {1, n, true}}};
+  auto kept = cache.get(model, second, 0);
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(cache.uploads(), 3u) << "only the share that changed is uploaded";
+  EXPECT_TRUE(upload.previous_released_first) << "device 1's share went before device 2's was uploaded";
+  ASSERT_EQ(kept->size(), 2u);
+  EXPECT_EQ((*kept)[0]->device(), 0);
+  EXPECT_EQ((*kept)[1]->device(), 2);
+  ASSERT_EQ(upload.devices.size(), 3u);
+  EXPECT_EQ(upload.devices[2], 2);
+}
+
 TEST(GpuWeightCache, AnotherLoadOfTheSameFileIsAnotherModel) {
   StandInUpload upload;
   GpuWeightCache cache(upload.function());
@@ -90,8 +115,8 @@ TEST(GpuWeightCache, AnotherLoadOfTheSameFileIsAnotherModel) {
   const Model second = load_fixture();
   EXPECT_NE(first.load_id(), second.load_id());
   const OffloadSplit all = offload_split(99, first.config().n_layers);
-  ASSERT_TRUE(cache.get(first, all, 0, 0).ok());
-  ASSERT_TRUE(cache.get(second, all, 0, 0).ok());
+  ASSERT_TRUE(cache.get(first, on(all, 0), 0).ok());
+  ASSERT_TRUE(cache.get(second, on(all, 0), 0).ok());
   EXPECT_EQ(cache.uploads(), 2u);
 }
 
@@ -100,10 +125,10 @@ TEST(GpuWeightCache, WeightsInUseOutliveTheirReplacement) {
   StandInUpload upload;
   GpuWeightCache cache(upload.function());
   const uint32_t n_layers = model.config().n_layers;
-  auto in_use = cache.get(model, offload_split(99, n_layers), 0, 0);
+  auto in_use = cache.get(model, on(offload_split(99, n_layers), 0), 0);
   ASSERT_TRUE(in_use.ok());
-  ASSERT_TRUE(cache.get(model, offload_split(1, n_layers), 0, 0).ok());
-  EXPECT_TRUE((*in_use)->split().output) << "a context's weights stay valid while it holds them";
+  ASSERT_TRUE(cache.get(model, on(offload_split(1, n_layers), 0), 0).ok());
+  EXPECT_TRUE((*in_use)[0]->split().output) << "a context's weights stay valid while it holds them";
   EXPECT_FALSE(upload.previous_released_first) << "they were still in use at the second upload";
 }
 
@@ -112,15 +137,15 @@ TEST(GpuWeightCache, AFailedUploadHoldsNothingAndIsNotCounted) {
   StandInUpload upload;
   GpuWeightCache cache(upload.function());
   const OffloadSplit all = offload_split(99, model.config().n_layers);
-  ASSERT_TRUE(cache.get(model, all, 0, 0).ok());
+  ASSERT_TRUE(cache.get(model, on(all, 0), 0).ok());
   upload.failing = true;
-  auto failed = cache.get(model, offload_split(1, model.config().n_layers), 0, 0);
+  auto failed = cache.get(model, on(offload_split(1, model.config().n_layers), 0), 0);
   ASSERT_FALSE(failed.ok());
   EXPECT_THAT(failed.error().message, HasSubstr("out of GPU memory for tensor"));
   EXPECT_EQ(cache.uploads(), 1u);
   EXPECT_EQ(cache.held_bytes(0), 0u);
   upload.failing = false;
-  ASSERT_TRUE(cache.get(model, all, 0, 0).ok());
+  ASSERT_TRUE(cache.get(model, on(all, 0), 0).ok());
   EXPECT_EQ(cache.uploads(), 2u) << "the weights released before the failed upload are uploaded again";
 }
 
@@ -129,11 +154,11 @@ TEST(GpuWeightCache, HeldBytesCountOnTheirDeviceOnly) {
   StandInUpload upload;
   GpuWeightCache cache(upload.function());
   EXPECT_EQ(cache.held_bytes(0), 0u);
-  ASSERT_TRUE(cache.get(model, offload_split(99, model.config().n_layers), 1, 0).ok());
+  ASSERT_TRUE(cache.get(model, on(offload_split(99, model.config().n_layers), 1), 0).ok());
   EXPECT_EQ(cache.held_bytes(0), 0u);
   EXPECT_EQ(cache.held_bytes(1), 0u) << "the stand-in's weights take no device memory";
   cache.clear();
-  ASSERT_TRUE(cache.get(model, offload_split(99, model.config().n_layers), 1, 0).ok());
+  ASSERT_TRUE(cache.get(model, on(offload_split(99, model.config().n_layers), 1), 0).ok());
   EXPECT_EQ(cache.uploads(), 2u);
 }
 
