@@ -13,8 +13,9 @@ namespace {
 
 uint32_t type_id(GgmlType t) { return static_cast<uint32_t>(t); }
 
-// Each device's free memory (-sm layer without -ts deals the layers in proportion to it); zeros where it
-// is not needed or cannot be read.
+// Each device's free memory, the weights a cache holds there counted as free as -ngl auto counts them (so
+// that the split does not depend on what is held): -sm layer without -ts deals the layers in proportion to
+// it. Zeros where it is not needed or cannot be read.
 std::vector<uint64_t> free_memory(int count, const GpuOffloadParams& params) {
   std::vector<uint64_t> free_bytes(static_cast<size_t>(count), 0);
   const bool by_memory =
@@ -22,7 +23,8 @@ std::vector<uint64_t> free_memory(int count, const GpuOffloadParams& params) {
       std::all_of(params.tensor_split.begin(), params.tensor_split.end(), [](double p) { return p == 0; });
   for (int d = 0; by_memory && d < count; ++d) {
     size_t free = 0, total = 0;
-    if (cuda::set_device(d) == 0 && cuda::memory_info(&free, &total) == 0) free_bytes[static_cast<size_t>(d)] = free;
+    if (cuda::set_device(d) != 0 || cuda::memory_info(&free, &total) != 0) continue;
+    free_bytes[static_cast<size_t>(d)] = free + (params.weights ? params.weights->held_bytes(d) : 0);
   }
   return free_bytes;
 }

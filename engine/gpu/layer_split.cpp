@@ -79,14 +79,14 @@ Result<std::vector<DeviceLayers>> split_layers(int n_gpu_layers, uint32_t n_laye
 }
 
 int fit_split_layers(const ModelConfig& config, const OffloadWeightBytes& weights, GpuMemoryInputs in,
-                     const LayerSplitOptions& options, std::span<const uint64_t> budget_bytes) {
+                     const LayerSplitOptions& options, std::span<const uint64_t> free_bytes) {
   const auto fits = [&](int n) {
-    auto shares = split_layers(n, config.n_layers, options, budget_bytes);
+    auto shares = split_layers(n, config.n_layers, options, free_bytes);
     if (!shares) return false;
     return std::all_of(shares->begin(), shares->end(), [&](const DeviceLayers& share) {
       const auto device = static_cast<size_t>(share.device);
-      return device < budget_bytes.size() &&
-             predict_split_memory(config, weights, in, share.split).total() <= budget_bytes[device];
+      if (device >= free_bytes.size() || free_bytes[device] < kDeviceReserveBytes) return false;
+      return predict_split_memory(config, weights, in, share.split).total() <= free_bytes[device] - kDeviceReserveBytes;
     });
   };
   for (int n = static_cast<int>(config.n_layers) + 1; n > 0; --n) {

@@ -43,11 +43,11 @@ struct DeviceLayers {
 Result<std::vector<DeviceLayers>> split_layers(int n_gpu_layers, uint32_t n_layers, const LayerSplitOptions& options,
                                                std::span<const uint64_t> free_bytes);
 
-// -ngl auto over the devices: the largest N in 0 .. n_layers + 1 whose shares (split_layers, with
-// `budget_bytes[d]` as device d's free memory) each fit their device's budget; 0 when none fits or the
+// -ngl auto over the devices: the largest N in 0 .. n_layers + 1 whose shares (split_layers over
+// `free_bytes`) each fit their device's free memory less kDeviceReserveBytes; 0 when none fits or the
 // options do not match the devices.
 int fit_split_layers(const ModelConfig& config, const OffloadWeightBytes& weights, GpuMemoryInputs in,
-                     const LayerSplitOptions& options, std::span<const uint64_t> budget_bytes);
+                     const LayerSplitOptions& options, std::span<const uint64_t> free_bytes);
 
 // -ts as written: "3,1" or "3/1" (llama-bench's separator) -> {3, 1}; the error says what is allowed.
 Result<std::vector<double>> parse_tensor_split(std::string_view text);

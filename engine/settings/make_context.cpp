@@ -48,8 +48,6 @@ Result<std::vector<uint64_t>> free_device_memory(const ContextParams& p) {
 Result<FittedLayers> fit_gpu_layers_to_devices(const Model& model, const ContextParams& p) {
   auto free = free_device_memory(p);
   if (!free) return free.error();
-  std::vector<uint64_t> budgets;
-  for (uint64_t f : *free) budgets.push_back(f > kDeviceReserveBytes ? f - kDeviceReserveBytes : 0);
   const ModelConfig& c = model.config();
   const GpuMemoryInputs in{
       .n_gpu_layers = 0,
@@ -61,8 +59,8 @@ Result<FittedLayers> fit_gpu_layers_to_devices(const Model& model, const Context
   const LayerSplitOptions options{.mode = p.split_mode, .main_gpu = p.main_gpu, .proportions = p.tensor_split};
   const OffloadWeightBytes weights = offload_weight_bytes(model.file(), c);
   FittedLayers out;
-  out.n_gpu_layers = fit_split_layers(c, weights, in, options, budgets);
-  auto shares = split_layers(out.n_gpu_layers, c.n_layers, options, budgets);
+  out.n_gpu_layers = fit_split_layers(c, weights, in, options, *free);
+  auto shares = split_layers(out.n_gpu_layers, c.n_layers, options, *free);
   std::vector<int> devices;
   uint64_t predicted = 0, free_there = 0;
   for (const DeviceLayers& share : shares ? *shares : std::vector<DeviceLayers>{}) {

@@ -135,7 +135,7 @@ struct FitCase {
 
 TEST(LayerSplit, NglAutoFitsEachDevicesShareIntoItsBudget) {
   FitCase f;
-  const uint64_t room = 3 * kGiB + kGiB / 2;  // three 1 GiB tensors and the activations
+  const uint64_t room = kDeviceReserveBytes + 3 * kGiB + kGiB / 2;  // three 1 GiB tensors and the activations
   // One device: 3 of the 5 offloadable pieces fit.
   EXPECT_EQ(fit_split_layers(f.config, f.weights, f.in, {}, std::vector<uint64_t>{room}), 3);
   // Two such devices, shared by free memory: everything (3 + 2).
