@@ -47,7 +47,11 @@ for spec in "llama-1b -p 512 -n 128 -r 3" "llama-8b -p 256 -n 32 -r 2"; do
   half=$((${layers:-16} / 2))
   section "bench $preset -ngl 0,$half,99"
   # shellcheck disable=SC2086
-  "$bin" bench -m "$model" -ngl "0,$half,99" $test_flags -t "$(nproc)" || status=1
+  "$bin" bench -m "$model" -ngl "0,$half,99" $test_flags -t "$(nproc)" 2> >(tee "$work/bench-$preset.err" >&2) ||
+    status=1
+  # The pp and tg tests of one -ngl share an upload (gpu_weight_cache.h): uploads over 1 GiB print one
+  # progress line each, so the 8B file shows one per -ngl above 0 (2), not one per test (4).
+  echo "uploads of over 1 GiB: $(grep -c 'of weights to GPU .*100%' "$work/bench-$preset.err")"
 done
 
 section "sweep over -ngl on llama-1b, then its recommendation"
