@@ -32,6 +32,11 @@ grep -E '^\[fixture\]|FAILED|PASSED|SKIPPED|Failure|Expected|Which is|actual|Val
   "$work/offload_tests.log"
 [ "$status" -eq 0 ] || tail -n 15 "$work/offload_tests.log"
 
+section "offload tests with prompt batches on the int8 path (INFERTUNE_CUDA_BATCH=int8)"
+INFERTUNE_CUDA_BATCH=int8 "$build/tests/engine_tests" --gtest_filter="GpuOffload*$skip" \
+  --gtest_brief=1 >"$work/offload_int8.log" 2>&1 || status=1
+grep -E 'FAILED|PASSED|Failure|Expected|Which is' "$work/offload_int8.log" | head -20
+
 section "GPU probe and trial-metric tests"
 "$build/tests/bench_tests" --gtest_filter="GpuPeak*:ProbeCommand*:*Roofline*$skip" --gtest_brief=1 || status=1
 "$build/tests/sweeps_tests" --gtest_filter="TrialWorkload.Gpu*:*GpuSampler*$skip" --gtest_brief=1 || status=1
@@ -52,6 +57,11 @@ for spec in "llama-1b -p 512 -n 128 -r 3" "llama-8b -p 256 -n 32 -r 2"; do
   # The pp and tg tests of one -ngl share an upload (gpu_weight_cache.h): uploads over 1 GiB print one
   # progress line each, so the 8B file shows one per -ngl above 0 (2), not one per test (4).
   echo "uploads of over 1 GiB: $(grep -c 'of weights to GPU .*100%' "$work/bench-$preset.err")"
+  section "bench $preset -ngl 99 prompts: f16 path, then int8 path"
+  for path in f16 int8; do
+    INFERTUNE_CUDA_BATCH=$path "$bin" bench -m "$model" -ngl 99 -p 512 -n 0 -r 3 -t "$(nproc)" -o csv | tail -n 1 |
+      sed "s/^/$path: /" || status=1
+  done
 done
 
 section "sweep over -ngl on llama-1b, then its recommendation"

@@ -38,7 +38,7 @@ OffloadWeightBytes offload_weight_bytes(const GgufFile& file, const ModelConfig&
 
 size_t ActivationSizes::total() const {
   return x + xn + proj + q + k + v + attn + gate + up + cells + key_offset + n_keys + 2 * rope + output_rows + logits +
-         weights_f16 + input_f16;
+         weights_f16 + input_f16 + input_q8 + input_q8_scales;
 }
 
 ActivationSizes activation_sizes(const ModelConfig& c, uint32_t max_tokens, bool output_on_gpu) {
@@ -56,7 +56,10 @@ ActivationSizes activation_sizes(const ModelConfig& c, uint32_t max_tokens, bool
   if (output_on_gpu) s.logits = t * c.n_vocab * kFloat;
   if (t > static_cast<size_t>(cuda::kMatvecMaxTokens)) {
     s.weights_f16 = kF16ChunkValues * 2;
-    s.input_f16 = t * std::max({c.n_embd, c.n_ff, c.attn_out_dim()}) * 2;
+    const size_t widest = t * std::max({c.n_embd, c.n_ff, c.attn_out_dim()});
+    s.input_f16 = widest * 2;
+    s.input_q8 = widest;
+    s.input_q8_scales = widest / 32 * kFloat;
   }
   return s;
 }

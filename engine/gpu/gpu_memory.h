@@ -43,13 +43,14 @@ OffloadWeightBytes offload_weight_bytes(const GgufFile& file, const ModelConfig&
                                         const TensorBytesFn& matrix_bytes = nullptr);
 
 // The activation buffers of an offload for ubatches of up to max_tokens tokens: the per-token activations,
-// the ubatch's index lists and rope angles, the logits when the output layer is on the GPU, and the f16
-// copies of the batched products (only when batches exceed the matrix-vector kernel's tokens).
+// the ubatch's index lists and rope angles, the logits when the output layer is on the GPU, and the f16 and
+// int8 copies of the batched products' inputs (only when batches exceed the matrix-vector kernel's tokens).
 struct ActivationSizes {
   size_t x = 0, xn = 0, proj = 0, q = 0, k = 0, v = 0, attn = 0, gate = 0, up = 0;
   size_t cells = 0, key_offset = 0, n_keys = 0, rope = 0, output_rows = 0;
   size_t logits = 0;
   size_t weights_f16 = 0, input_f16 = 0;
+  size_t input_q8 = 0, input_q8_scales = 0;  // the int8 path's quantized input and its scales
   size_t total() const;
 };
 ActivationSizes activation_sizes(const ModelConfig& config, uint32_t max_tokens, bool output_on_gpu);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string_view>
 
 #include "engine/arch/transformer_blocks.h"
 #include "kernels/cuda/device_ops.h"
@@ -14,6 +16,19 @@ namespace {
 constexpr double kMiB = 1024.0 * 1024.0;
 
 uint32_t type_id(GgmlType t) { return static_cast<uint32_t>(t); }
+
+// How prompt batches multiply quantized weights: f16 (decode the weights to f16, cuBLAS) or int8 (the
+// weights' own integers against int8 activations, linear_int8.cu). INFERTUNE_CUDA_BATCH=int8|f16 picks;
+// f16 is the default until the int8 kernel has been measured against it on a GPU.
+enum class BatchPath { f16, int8 };
+
+BatchPath batch_path() {
+  static const BatchPath path = [] {
+    const char* choice = std::getenv("INFERTUNE_CUDA_BATCH");
+    return choice != nullptr && std::string_view(choice) == "int8" ? BatchPath::int8 : BatchPath::f16;
+  }();
+  return path;
+}
 
 }  // namespace
 
@@ -108,6 +123,8 @@ Status GpuSegment::allocate_activations() {
       {&act_.logits, sizes.logits, "the logits"},
       {&act_.weights_f16, sizes.weights_f16, "the batched products' f16 weights"},
       {&act_.input_f16, sizes.input_f16, "the batched products' f16 input"},
+      {&act_.input_q8, sizes.input_q8, "the batched products' int8 input"},
+      {&act_.input_q8_scales, sizes.input_q8_scales, "the batched products' int8 input scales"},
   };
   for (const Slot& s : slots) {
     if (s.bytes == 0) continue;
@@ -173,6 +190,18 @@ Status GpuSegment::linear(const GpuMatrix& w, const float* x, size_t n, float* y
   if (n <= static_cast<size_t>(cuda::kMatvecMaxTokens)) {
     return cuda_status(cuda::matvec(type, w.data.get(), w.n_rows, w.n_cols, x, static_cast<int64_t>(n), y, stream_),
                        "matrix-vector product");
+  }
+  if (batch_path() == BatchPath::int8 && cuda::int8_form_supported(type)) {
+    if (Status s =
+            cuda_status(cuda::quantize_activations_q8(x, static_cast<int64_t>(n), w.n_cols, act_.input_q8.as<int8_t>(),
+                                                      act_.input_q8_scales.as<float>(), stream_),
+                        "quantizing the input to int8");
+        !s) {
+      return s;
+    }
+    return cuda_status(cuda::gemm_int8(type, w.data.get(), w.n_rows, w.n_cols, act_.input_q8.as<int8_t>(),
+                                       act_.input_q8_scales.as<float>(), static_cast<int64_t>(n), y, w.n_rows, stream_),
+                       "int8 product");
   }
   if (w.type == GgmlType::F32) {
     return cuda_status(

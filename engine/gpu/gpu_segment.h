@@ -58,7 +58,8 @@ class GpuSegment {
   // The activations of one ubatch on the device.
   struct Activations {
     DeviceBuffer x, xn, q, k, v, attn, gate, up, proj, logits;
-    DeviceBuffer weights_f16, input_f16;  // batched products: the dequantized matrix and the input
+    DeviceBuffer weights_f16, input_f16;     // batched products: the dequantized matrix and the input
+    DeviceBuffer input_q8, input_q8_scales;  // the int8 path's input (linear_int8.cu)
     DeviceBuffer cells, key_offset, n_keys, key_cells, rope_cos, rope_sin, output_rows;
   };
 

@@ -46,6 +46,11 @@ bool kv_type_supported(uint32_t) { return false; }
 int matvec(uint32_t, const void*, int64_t, int64_t, const float*, int64_t, float*, void*) { return kNotCompiled; }
 int dequantize_to_f16(uint32_t, const void*, int64_t, int64_t, void*, void*) { return kNotCompiled; }
 int convert_to_f16(const float*, int64_t, void*, void*) { return kNotCompiled; }
+bool int8_form_supported(uint32_t) { return false; }
+int quantize_activations_q8(const float*, int64_t, int64_t, int8_t*, float*, void*) { return kNotCompiled; }
+int gemm_int8(uint32_t, const void*, int64_t, int64_t, const int8_t*, const float*, int64_t, float*, int64_t, void*) {
+  return kNotCompiled;
+}
 int gemm_f16(void*, const void*, int64_t, int64_t, const void*, int64_t, float*, int64_t) { return kNotCompiled; }
 int gemm_f32(void*, const float*, int64_t, int64_t, const float*, int64_t, float*, int64_t) { return kNotCompiled; }
 int rms_norm(const float*, const float*, float, int64_t, int64_t, float*, void*) { return kNotCompiled; }
@@ -62,6 +67,10 @@ int attention(const float*, int64_t, int, const KvLayerView&, const KvLayerView&
 int launch_decode_pieces(uint32_t, const void*, int64_t, float*, void*) { return kNotCompiled; }
 int measure_copy_bandwidth(size_t, int, double* gbps) {
   *gbps = 0.0;
+  return kNotCompiled;
+}
+int time_batched(uint32_t, int64_t, int64_t, int, int, bool, double* tflops) {
+  *tflops = 0.0;
   return kNotCompiled;
 }
 int time_matvec(uint32_t, int64_t, int64_t, int, int, double* gbps, bool) {

@@ -23,6 +23,14 @@ int matvec(uint32_t type_id, const void* w, int64_t n_rows, int64_t n_cols, cons
 
 // W decoded to f16 [n_rows][n_cols] (out), for the batched product.
 int dequantize_to_f16(uint32_t type_id, const void* w, int64_t n_rows, int64_t n_cols, void* out, void* stream);
+// The int8 path of the batched product (linear_int8.cu), for the weight types with an integer form (every
+// quantized one; not F32, F16, BF16): the activations x [n_tokens][n_cols] quantized per 32 values
+// (xq: int8 [n_tokens][n_cols], xd: float [n_tokens][n_cols / 32]), then y[t][r] (row t at y + t * ldy) =
+// x * W^T from the weights' own integers (dp4a), f32 accumulation.
+bool int8_form_supported(uint32_t type_id);
+int quantize_activations_q8(const float* x, int64_t n_tokens, int64_t n_cols, int8_t* xq, float* xd, void* stream);
+int gemm_int8(uint32_t type_id, const void* w, int64_t n_rows, int64_t n_cols, const int8_t* xq, const float* xd,
+              int64_t n_tokens, float* y, int64_t ldy, void* stream);
 // out[i] = f16(x[i]), i < n.
 int convert_to_f16(const float* x, int64_t n, void* out, void* stream);
 // y[t][r] (row t at y + t * ldy) = x [n_tokens][n_cols] * W^T with cuBLAS; f16 operands, f32 accumulation
@@ -85,6 +93,12 @@ int measure_copy_bandwidth(size_t bytes, int repeats, double* gbps);
 // the fast kernel of the common types. A measurement for people (tests print it); nothing depends on it.
 int time_matvec(uint32_t type_id, int64_t n_rows, int64_t n_cols, int n_tokens, int repeats, double* gbps,
                 bool generic_kernel = false);
+// The speed of a prompt's batched product of n_tokens activations with an n_rows x n_cols matrix of
+// `type_id`: the f16 path (decoded slices, cuBLAS) or the int8 path (quantized activations, gemm_int8), in
+// TFLOP/s counting 2 * rows * cols * tokens operations, over `repeats` runs after a warm-up. For people
+// (tests print it); nothing depends on it.
+int time_batched(uint32_t type_id, int64_t n_rows, int64_t n_cols, int n_tokens, int repeats, bool int8,
+                 double* tflops);
 // Device f16 tensor throughput: an n x n x n cuBLAS GEMM (f16 operands, f32 accumulation and result, as
 // gemm_f16) `repeats` times after a warm-up; TFLOP/s counting 2 n^3 operations per product. Needs 8 n^2 bytes.
 int measure_gemm_tflops(int n, int repeats, double* tflops);

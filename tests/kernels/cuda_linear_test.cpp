@@ -4,6 +4,8 @@
 //   matrix-vector: 1e-5 (f32 accumulation of exactly decoded weights, only the order of the sum differs)
 //   batched f16:   2e-3 (weights and activations rounded to f16: 2^-11 each, f32 accumulation)
 //   batched f32:   1e-5
+//   batched int8:  1e-2 (each activation rounded to 1/254 of its 32-value piece's largest magnitude: for
+//                  these uniform activations at most 2/254 of their mean magnitude; the integer dots exact)
 // Skips without a GPU.
 #include <gtest/gtest.h>
 
@@ -134,6 +136,56 @@ TEST_P(CudaLinear, BatchedProductMatchesTheReferenceDecode) {
   cuda::blas_destroy(blas);
 }
 
+Weights make_weights_shaped(GgmlType type, int64_t rows, int64_t cols, uint32_t seed);  // below
+
+// The int8 path (linear_int8.cu) on a shape inside one tile and on one of several tiles each way, with a
+// partial last tile of rows, tokens and pieces.
+TEST_P(CudaLinear, Int8ProductMatchesTheReferenceDecode) {
+  INFERTUNE_SKIP_WITHOUT_GPU();
+  const GgmlType type = GetParam();
+  const auto id = static_cast<uint32_t>(type);
+  if (type == GgmlType::F32 || type == GgmlType::F16 || type == GgmlType::BF16) {
+    EXPECT_FALSE(cuda::int8_form_supported(id));
+    GTEST_SKIP() << ggml_type_name(type) << " has no integer form: its batches go through cuBLAS";
+  }
+  ASSERT_TRUE(cuda::int8_form_supported(id));
+  struct Shape {
+    int64_t rows, cols, tokens;
+  };
+  for (const Shape shape : {Shape{kRows, kCols, 21}, Shape{130, 1280, 70}}) {
+    const Weights w = make_weights_shaped(type, shape.rows, shape.cols, 23 + static_cast<uint32_t>(shape.rows));
+    std::mt19937 rng(29);
+    std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+    std::vector<float> x(shape.tokens * shape.cols);
+    for (float& v : x) v = u(rng);
+    const auto dw = test::to_device(w.bytes);
+    const auto dx = test::to_device(x);
+    const auto xq = test::device_zeros(shape.tokens * shape.cols);
+    const auto xd = test::device_zeros(shape.tokens * shape.cols / 32 * sizeof(float));
+    const auto dy = test::device_zeros(shape.tokens * shape.rows * sizeof(float));
+    ASSERT_EQ(cuda::quantize_activations_q8(static_cast<const float*>(dx.get()), shape.tokens, shape.cols,
+                                            static_cast<int8_t*>(xq.get()), static_cast<float*>(xd.get()), nullptr),
+              0);
+    ASSERT_EQ(cuda::gemm_int8(id, dw.get(), shape.rows, shape.cols, static_cast<const int8_t*>(xq.get()),
+                              static_cast<const float*>(xd.get()), shape.tokens, static_cast<float*>(dy.get()),
+                              shape.rows, nullptr),
+              0);
+    const std::vector<float> y = test::to_host<float>(dy, shape.tokens * shape.rows);
+    for (int64_t t = 0; t < shape.tokens; ++t) {
+      for (int64_t r = 0; r < shape.rows; ++r) {
+        double exact = 0.0, magnitude = 0.0;
+        for (int64_t c = 0; c < shape.cols; ++c) {
+          const double p = static_cast<double>(w.values[r * shape.cols + c]) * x[t * shape.cols + c];
+          exact += p;
+          magnitude += std::fabs(p);
+        }
+        ASSERT_NEAR(y[t * shape.rows + r], exact, 1e-2 * magnitude + 1e-6)
+            << "int8, " << shape.rows << "x" << shape.cols << ", token " << t << " row " << r;
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryWeightType, CudaLinear,
                          ::testing::Values(GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0,
                                            GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::IQ4_NL,
@@ -227,6 +279,25 @@ TEST(CudaMatvecSpeed, ReportsBandwidth) {
         std::printf("matvec %-5s %6lldx%-6lld tokens %d: fast %7.1f GB/s  generic %7.1f GB/s\n",
                     std::string(ggml_type_name(type)).c_str(), static_cast<long long>(shape.rows),
                     static_cast<long long>(shape.cols), n, fast, generic);
+      }
+    }
+  }
+}
+
+// Prints the prompt-batch rates of the f16 path and the int8 path (never asserts speed): what decides which
+// one the engine defaults to (INFERTUNE_CUDA_BATCH).
+TEST(CudaBatchedSpeed, ReportsF16AgainstInt8) {
+  INFERTUNE_SKIP_WITHOUT_GPU();
+  for (GgmlType type : {GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q5_K}) {
+    for (const FastShape shape : {FastShape{4096, 4096}, FastShape{14336, 4096}, FastShape{4096, 14336}}) {
+      for (int n : {64, 512}) {
+        double f16 = 0.0, int8 = 0.0;
+        const auto id = static_cast<uint32_t>(type);
+        ASSERT_EQ(cuda::time_batched(id, shape.rows, shape.cols, n, 20, false, &f16), 0);
+        ASSERT_EQ(cuda::time_batched(id, shape.rows, shape.cols, n, 20, true, &int8), 0);
+        std::printf("batched %-5s %6lldx%-6lld tokens %3d: f16 %6.1f TFLOP/s  int8 %6.1f TFLOP/s\n",
+                    std::string(ggml_type_name(type)).c_str(), static_cast<long long>(shape.rows),
+                    static_cast<long long>(shape.cols), n, f16, int8);
       }
     }
   }
