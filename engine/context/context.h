@@ -61,10 +61,10 @@ struct ContextParams {
   int n_gpu_layers = 0;
   int main_gpu = 0;                         // -mg: the CUDA device of -sm none (and of a single GPU)
   SplitMode split_mode = SplitMode::layer;  // -sm: how the offloaded layers spread over several GPUs
-  std::vector<double> tensor_split;         // -ts: each GPU's share of them; empty: by free memory
+  std::vector<double> tensor_split = {};    // -ts: each GPU's share of them; empty: by free memory
   // Each device's layers given outright instead of dealt from -ngl, -sm and -ts (tests run several shares
   // on one GPU with it); empty: dealt.
-  std::vector<DeviceLayers> gpu_shares;
+  std::vector<DeviceLayers> gpu_shares = {};
   bool kv_offload = true;  // false (--no-kv-offload): the offloaded layers' K/V and attention stay on the CPU
   // Where the offloaded layers' weights come from and stay after this Context (a bench run's or a sweep
   // worker's, shared by its contexts: gpu_weight_cache.h); it must outlive the Context. Null: the Context

@@ -30,7 +30,7 @@ struct GpuOffloadParams {
   int n_gpu_layers = 0;                     // -ngl: the last N layers; > n_layers adds the output layer; < 0: all
   int main_gpu = 0;                         // -mg: the device of -sm none (and of a single GPU)
   SplitMode split_mode = SplitMode::layer;  // -sm
-  std::vector<double> tensor_split;         // -ts: a share per device; empty: in proportion to free memory
+  std::vector<double> tensor_split = {};    // -ts: a share per device; empty: in proportion to free memory
   bool kv_offload = true;                   // false (--no-kv-offload): K/V and attention stay on the CPU
   uint32_t n_cells = 0;                     // KV cells (-c)
   GgmlType type_k = GgmlType::F16;

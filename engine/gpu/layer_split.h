@@ -26,14 +26,14 @@ std::optional<SplitMode> split_mode_from_name(std::string_view name);
 
 struct LayerSplitOptions {
   SplitMode mode = SplitMode::layer;
-  int main_gpu = 0;                 // -mg: the device of -sm none
-  std::vector<double> proportions;  // -ts, one per device (index = device); empty or all zero: free memory
+  int main_gpu = 0;                      // -mg: the device of -sm none
+  std::vector<double> proportions = {};  // -ts, one per device (index = device); empty or all zero: free memory
 };
 
 // The layers one device runs.
 struct DeviceLayers {
   int device = 0;
-  OffloadSplit split;
+  OffloadSplit split = {};
 };
 
 // The devices the last `n_gpu_layers` of `n_layers` layers run on (llama.cpp's count: more than n_layers adds

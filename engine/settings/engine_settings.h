@@ -15,7 +15,7 @@ struct EngineSettings {
   int n_gpu_layers = 0;        // -ngl: layers on the GPU (ContextParams::n_gpu_layers); kGpuLayersAuto: auto
   int main_gpu = 0;            // -mg
   SplitMode split_mode = SplitMode::layer;  // -sm none|layer
-  std::vector<double> tensor_split;         // -ts 3/1: each GPU's share of the offloaded layers
+  std::vector<double> tensor_split = {};    // -ts 3/1: each GPU's share of the offloaded layers
   bool kv_offload = true;                   // --no-kv-offload: false
   bool use_mmap = true;                     // -mmp / --no-mmap
   bool repack = true;                       // --repack / --no-repack: interleave weight rows at load (ModelLoadOptions)
