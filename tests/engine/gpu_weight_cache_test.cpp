@@ -2,6 +2,7 @@
 // the offloaded layers; anything else uploads again, after the held weights are released. The keeping is
 // tested with a stand-in upload (no GPU needed); on a GPU, contexts sharing the weights give the answers of
 // contexts that upload their own.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -20,7 +21,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::string fixture(const char* name) { return test::fixture_path(std::string("models/") + name).string(); }
+std::string fixture(const char* name) { return test::fixture_path(fmt::format("models/{}", name)).string(); }
 
 // One device's share: the whole split on `device`.
 std::vector<DeviceLayers> on(OffloadSplit split, int device = 0) { return {{device, split}}; }
@@ -95,6 +96,7 @@ TEST(GpuWeightCache, SharesOnSeveralDevicesAreKeptEachOnItsOwn) {
   const std::vector<DeviceLayers> first = {head, {1, {1, n, true}}};
   ASSERT_TRUE(cache.get(model, first, 0).ok());
   EXPECT_EQ(cache.uploads(), 2u);
+  upload.previous_released_first = true;  // the head was alive while device 1's share was uploaded: one request
   // The same head on device 0; the rest now on device 2.
   const std::vector<DeviceLayers> second = {head, {2, {1, n, true}}};
   auto kept = cache.get(model, second, 0);

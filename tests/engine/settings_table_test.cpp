@@ -32,6 +32,8 @@ const std::map<std::string, std::vector<std::pair<std::string, std::string>>>& s
       {"poll", {{"0", "0"}, {"50", "50"}, {"100", "100"}}},
       {"n_gpu_layers", {{"-1", "-1"}, {"0", "0"}, {"99", "99"}}},
       {"main_gpu", {{"0", "0"}, {"3", "3"}}},
+      {"split_mode", {{"layer", "layer"}, {"none", "none"}}},
+      {"tensor_split", {{"0", "0"}, {"3/1", "3/1"}, {"3,1", "3/1"}, {"0/0", "0"}, {"0.5/0.25/0.25", "0.5/0.25/0.25"}}},
       {"kv_offload", {{"1", "1"}, {"0", "0"}, {"false", "0"}}},
       {"ctx_size", {{"0", "0"}, {"4096", "4096"}}},
       {"batch_size", {{"1", "1"}, {"2048", "2048"}}},
@@ -113,6 +115,7 @@ TEST(SettingsTable, BadValuesAreRefusedNamingTheFlag) {
       {"numa", "spread"},       {"prio", "4"},           {"poll", "101"},      {"n_gpu_layers", "-5"},
       {"ctx_size", "-1"},       {"batch_size", "0"},     {"ubatch_size", "0"}, {"parallel", "0"},
       {"cache_type_k", "q4_k"}, {"flash_attn", "maybe"}, {"mmap", "2"},        {"repack", "yes"},
+      {"split_mode", "row"},    {"tensor_split", "3:1"}, {"tensor_split", "-1/1"},
   };
   for (const auto& [key, value] : bad) {
     const Setting& s = *find_setting(key);
