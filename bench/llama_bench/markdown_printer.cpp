@@ -105,6 +105,8 @@ class MarkdownPrinter : public ResultPrinter {
     c.push_back({"params", 10, [](const BenchResult& r) { return r.model ? params_text(r.model->n_params) : ""; }});
     c.push_back({"backend", -10, [&run](const BenchResult&) { return run.backends; }});
     add_setting_column(p, "n_gpu_layers", {"ngl", 3}, c);
+    add_setting_column(p, "split_mode", {"sm", 5}, c);
+    add_setting_column(p, "main_gpu", {"mg", 2}, c);
     c.push_back({"threads", 7, [](const BenchResult& r) {
                    if (r.threads_used > 0) return std::to_string(r.threads_used);
                    return r.test.settings.placement.threads > 0 ? std::to_string(r.test.settings.placement.threads)
@@ -120,6 +122,7 @@ class MarkdownPrinter : public ResultPrinter {
     add_setting_column(p, "flash_attn", {"fa", 4}, c);
     add_setting_column(p, "mmap", {"mmap", 4}, c);
     add_setting_column(p, "repack", {"repack", 6}, c);
+    add_setting_column(p, "tensor_split", {"ts", -12}, c);
     c.push_back({"kernel", -10, [](const BenchResult& r) { return r.model ? r.model->kernel : ""; }});
     c.push_back({"gemm", -23, [](const BenchResult& r) { return r.gemm.empty() ? std::string("-") : r.gemm; }});
     c.push_back({"test", 15, [](const BenchResult& r) { return test_name(r.test); }});
