@@ -3,11 +3,25 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "bench/llama_bench/roofline.h"
 
 namespace infertune {
 namespace {
+
+// -ts as llama-bench writes it: each share to two decimals, joined by "/", up to the last non-zero one
+// ("0.00" when none is: the free-memory default).
+std::string llama_tensor_split_text(const std::vector<double>& shares) {
+  const auto last = std::find_if(shares.rbegin(), shares.rend(), [](double p) { return p > 0; });
+  if (last == shares.rend()) return "0.00";
+  std::string text;
+  for (auto it = shares.begin(); it != last.base(); ++it) {
+    text += fmt::format("{}{:.2f}", text.empty() ? "" : "/", *it);
+  }
+  return text;
+}
 
 template <class T>
 FieldValue optional_value(const std::optional<T>& value) {
@@ -47,7 +61,10 @@ struct Row {
     f.push_back({"type_k", K::text, t.value("cache_type_k")});
     f.push_back({"type_v", K::text, t.value("cache_type_v")});
     f.push_back({"n_gpu_layers", K::integer, int64_t(e.n_gpu_layers)});
+    f.push_back({"split_mode", K::text, t.value("split_mode")});
+    f.push_back({"main_gpu", K::integer, int64_t(e.main_gpu)});
     f.push_back({"flash_attn", K::integer, int64_t(llama_flash_attn_number(e.context.flash_attn))});
+    f.push_back({"tensor_split", K::text, llama_tensor_split_text(e.tensor_split)});
     f.push_back({"use_mmap", K::boolean, e.use_mmap});
     f.push_back({"numa", K::text, t.value("numa")});
     f.push_back({"prio", K::integer, int64_t(e.placement.priority)});

@@ -34,9 +34,9 @@ void add_shapes(const BenchParams& params, const BenchTest& config, std::vector<
 }
 
 // llama-bench's loop order, outermost first; "depth" is the -d list, the rest are setting keys.
-constexpr std::array<std::string_view, 12> kLlamaBenchOrder{"n_gpu_layers", "mmap",         "batch_size", "ubatch_size",
-                                                            "cache_type_k", "cache_type_v", "flash_attn", "threads",
-                                                            "cpu_mask",     "cpu_strict",   "depth",      "poll"};
+constexpr std::array<std::string_view, 15> kLlamaBenchOrder{
+    "n_gpu_layers", "split_mode", "main_gpu", "tensor_split", "mmap",       "batch_size", "ubatch_size", "cache_type_k",
+    "cache_type_v", "flash_attn", "threads",  "cpu_mask",     "cpu_strict", "depth",      "poll"};
 
 // The loops of the matrix: llama-bench's, then the settings bench takes that llama-bench does not loop over.
 std::vector<std::string_view> bench_axes(const BenchParams& params) {

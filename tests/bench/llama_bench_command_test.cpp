@@ -116,7 +116,8 @@ TEST_F(BenchCommand, RooflineUsesTheProbesReadBandwidth) {
   probe.bandwidth.read_all_cores.best = 10.0;  // GB/s
   // Figures for this host's GPUs (none without one): a probe missing a visible GPU is measured again.
   probe.gpus.clear();
-  for (const GpuInfo& g : live->info.gpus) probe.gpus.push_back({g.index, g.name, g.pci_bus_id, 1000.0, 100.0, 8192, ""});
+  for (const GpuInfo& g : live->info.gpus)
+    probe.gpus.push_back({g.index, g.name, g.pci_bus_id, 1000.0, 100.0, 8192, ""});
   ASSERT_TRUE(save_host_probe(probe_cache_file(dir_ / "infertune", probe.fingerprint), probe));
 
   std::string out;
@@ -192,6 +193,24 @@ TEST_F(BenchCommand, DepthBatchAndPlacementFlagsRun) {
     EXPECT_EQ(row.at("type_k"), "q8_0");
     EXPECT_EQ(row.at("use_mmap"), false);
     EXPECT_EQ(row.at("samples_ns").size(), 2u);
+  }
+}
+
+// -sm, -mg and -ts reach the rows as llama-bench writes them ("3.00/1.00"; "0.00" for the default); a test
+// asking for GPU layers without a GPU is an error row, the others run on the CPU.
+TEST_F(BenchCommand, GpuSplitFlagsAreWrittenAsLlamaBenchWritesThem) {
+  std::string out;
+  const auto result =
+      bench("-m " + kModel + " -p 8 -n 0 -r 1 -sm none,layer -mg 0 -ts 0,3/1 --no-warmup --no-probe -o jsonl", out);
+  ASSERT_EQ(result.exit_code, 0) << result.output << out;
+  const auto lines = lines_of(out);
+  ASSERT_EQ(lines.size(), 4u) << out;
+  const char* splits[] = {"0.00", "3.00/1.00"};
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const auto row = nlohmann::json::parse(lines[i]);
+    EXPECT_EQ(row.at("split_mode"), i < 2 ? "none" : "layer") << i;
+    EXPECT_EQ(row.at("main_gpu"), 0) << i;
+    EXPECT_EQ(row.at("tensor_split"), splits[i % 2]) << i;
   }
 }
 
