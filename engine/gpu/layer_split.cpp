@@ -11,12 +11,13 @@ namespace {
 
 constexpr size_t kMaxDevices = 256;
 
-// Running shares: share[d] = (proportions[0] + .. + proportions[d]) / total.
-std::vector<double> running_shares(std::span<const double> proportions) {
-  std::vector<double> shares(proportions.size());
-  double sum = 0;
-  for (size_t d = 0; d < proportions.size(); ++d) shares[d] = sum += proportions[d];
-  for (double& s : shares) s /= sum;
+// Running shares: share[d] = (proportions[0] + .. + proportions[d]) / total, in float as llama.cpp computes
+// them, so that a layer on a boundary falls on the same side in both engines.
+std::vector<float> running_shares(std::span<const double> proportions) {
+  std::vector<float> shares(proportions.size());
+  float sum = 0;
+  for (size_t d = 0; d < proportions.size(); ++d) shares[d] = sum += static_cast<float>(proportions[d]);
+  for (float& s : shares) s /= sum;
   return shares;
 }
 
@@ -58,9 +59,9 @@ Result<std::vector<DeviceLayers>> split_layers(int n_gpu_layers, uint32_t n_laye
   if (std::all_of(proportions.begin(), proportions.end(), [](double p) { return p == 0; })) {
     return std::vector<DeviceLayers>{{options.main_gpu, all}};  // no free memory reported anywhere
   }
-  const std::vector<double> shares = running_shares(proportions);
+  const std::vector<float> shares = running_shares(proportions);
   const auto device_of = [&](uint32_t j) {
-    const double at = static_cast<double>(j) / n_offloaded;
+    const float at = static_cast<float>(j) / static_cast<float>(n_offloaded);
     const auto it = std::upper_bound(shares.begin(), shares.end(), at);
     return static_cast<int>(std::min<size_t>(static_cast<size_t>(it - shares.begin()), n_devices - 1));
   };
