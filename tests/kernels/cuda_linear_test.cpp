@@ -7,6 +7,7 @@
 //   batched int8:  1e-2 (each activation rounded to 1/254 of its 32-value piece's largest magnitude: for
 //                  these uniform activations at most 2/254 of their mean magnitude; the integer dots exact)
 // Skips without a GPU.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -60,19 +61,25 @@ std::vector<float> random_activations(int64_t n, uint32_t seed) {
   return x;
 }
 
-// Every y[t][r] against the double-precision product, within tol * sum |w||x|.
-void expect_products(const Weights& w, const std::vector<float>& x, int64_t n, const std::vector<float>& y, double tol,
-                     const char* path) {
+// Every y[t][r] of a rows x cols product against the double-precision one, within tol * sum |w||x|.
+void expect_products(const Weights& w, int64_t rows, int64_t cols, const std::vector<float>& x, int64_t n,
+                     const std::vector<float>& y, double tol, const std::string& what) {
   for (int64_t t = 0; t < n; ++t) {
-    for (int64_t r = 0; r < kRows; ++r) {
+    for (int64_t r = 0; r < rows; ++r) {
       double exact = 0.0, magnitude = 0.0;
-      for (int64_t c = 0; c < kCols; ++c) {
-        exact += static_cast<double>(w.values[r * kCols + c]) * x[t * kCols + c];
-        magnitude += std::fabs(static_cast<double>(w.values[r * kCols + c]) * x[t * kCols + c]);
+      for (int64_t c = 0; c < cols; ++c) {
+        const double p = static_cast<double>(w.values[r * cols + c]) * x[t * cols + c];
+        exact += p;
+        magnitude += std::fabs(p);
       }
-      ASSERT_NEAR(y[t * kRows + r], exact, tol * magnitude + 1e-6) << path << " token " << t << " row " << r;
+      ASSERT_NEAR(y[t * rows + r], exact, tol * magnitude + 1e-6) << what << " token " << t << " row " << r;
     }
   }
+}
+
+void expect_products(const Weights& w, const std::vector<float>& x, int64_t n, const std::vector<float>& y, double tol,
+                     const char* path) {
+  expect_products(w, kRows, kCols, x, n, y, tol, path);
 }
 
 class CudaLinear : public ::testing::TestWithParam<GgmlType> {};
@@ -170,19 +177,9 @@ TEST_P(CudaLinear, Int8ProductMatchesTheReferenceDecode) {
                               static_cast<const float*>(xd.get()), shape.tokens, static_cast<float*>(dy.get()),
                               shape.rows, nullptr),
               0);
-    const std::vector<float> y = test::to_host<float>(dy, shape.tokens * shape.rows);
-    for (int64_t t = 0; t < shape.tokens; ++t) {
-      for (int64_t r = 0; r < shape.rows; ++r) {
-        double exact = 0.0, magnitude = 0.0;
-        for (int64_t c = 0; c < shape.cols; ++c) {
-          const double p = static_cast<double>(w.values[r * shape.cols + c]) * x[t * shape.cols + c];
-          exact += p;
-          magnitude += std::fabs(p);
-        }
-        ASSERT_NEAR(y[t * shape.rows + r], exact, 1e-2 * magnitude + 1e-6)
-            << "int8, " << shape.rows << "x" << shape.cols << ", token " << t << " row " << r;
-      }
-    }
+    expect_products(w, shape.rows, shape.cols, x, shape.tokens, test::to_host<float>(dy, shape.tokens * shape.rows),
+                    1e-2, fmt::format("int8, {}x{},", shape.rows, shape.cols));
+    if (HasFatalFailure()) return;
   }
 }
 
@@ -242,20 +239,9 @@ TEST_P(CudaMatvecFast, EveryShapeAndTokenCountMatchesTheReferenceDecode) {
         ASSERT_EQ(cuda::matvec(static_cast<uint32_t>(type), weights, shape.rows, shape.cols,
                                static_cast<const float*>(dx.get()), n, static_cast<float*>(dy.get()), nullptr),
                   0);
-        const std::vector<float> y = test::to_host<float>(dy, n * shape.rows);
-        for (int64_t t = 0; t < n; ++t) {
-          for (int64_t r = 0; r < shape.rows; ++r) {
-            double exact = 0.0, magnitude = 0.0;
-            for (int64_t c = 0; c < shape.cols; ++c) {
-              const double p = static_cast<double>(w.values[r * shape.cols + c]) * x[t * shape.cols + c];
-              exact += p;
-              magnitude += std::fabs(p);
-            }
-            ASSERT_NEAR(y[t * shape.rows + r], exact, 1e-5 * magnitude + 1e-6)
-                << shape.rows << "x" << shape.cols << " shift " << shift << " tokens " << n << " token " << t << " row "
-                << r;
-          }
-        }
+        expect_products(w, shape.rows, shape.cols, x, n, test::to_host<float>(dy, n * shape.rows), 1e-5,
+                        fmt::format("{}x{} shift {} tokens {}", shape.rows, shape.cols, shift, n));
+        if (HasFatalFailure()) return;
       }
     }
   }
