@@ -17,16 +17,15 @@ uint32_t type_id(GgmlType t) { return static_cast<uint32_t>(t); }
 // that the split does not depend on what is held): -sm layer without -ts deals the layers in proportion to
 // it. Zeros where it is not needed or cannot be read.
 std::vector<uint64_t> free_memory(int count, const GpuOffloadParams& params) {
-  std::vector<uint64_t> free_bytes(static_cast<size_t>(count), 0);
   const bool by_memory =
       params.split_mode == SplitMode::layer && count > 1 &&
       std::all_of(params.tensor_split.begin(), params.tensor_split.end(), [](double p) { return p == 0; });
-  for (int d = 0; by_memory && d < count; ++d) {
-    size_t free = 0, total = 0;
-    if (cuda::set_device(d) != 0 || cuda::memory_info(&free, &total) != 0) continue;
-    free_bytes[static_cast<size_t>(d)] = free + (params.weights ? params.weights->held_bytes(d) : 0);
+  if (by_memory) {
+    if (auto free = free_device_memory(params.weights); free && free->size() == static_cast<size_t>(count)) {
+      return *free;
+    }
   }
-  return free_bytes;
+  return std::vector<uint64_t>(static_cast<size_t>(count), 0);
 }
 
 Status check_shares(const std::vector<DeviceLayers>& shares, uint32_t n_layers) {
@@ -44,6 +43,23 @@ Status check_shares(const std::vector<DeviceLayers>& shares, uint32_t n_layers) 
 }
 
 }  // namespace
+
+Result<std::vector<uint64_t>> free_device_memory(const GpuWeightCache* held) {
+  int count = 0;
+  if (int code = cuda::device_count(&count); code != 0 || count == 0) {
+    return fail("no CUDA device ({})", code != 0 ? cuda::error_text(code) : "the driver reports none");
+  }
+  std::vector<uint64_t> free(static_cast<size_t>(count));
+  for (int d = 0; d < count; ++d) {
+    if (int code = cuda::set_device(d); code != 0) return fail("GPU {}: {}", d, cuda::error_text(code));
+    size_t free_bytes = 0, total_bytes = 0;
+    if (int code = cuda::memory_info(&free_bytes, &total_bytes); code != 0) {
+      return fail("cannot read GPU {}'s free memory: {}", d, cuda::error_text(code));
+    }
+    free[static_cast<size_t>(d)] = free_bytes + (held ? held->held_bytes(d) : 0);
+  }
+  return free;
+}
 
 Result<std::unique_ptr<GpuOffload>> GpuOffload::create(const Model& model, const GpuOffloadParams& params) {
   int count = 0;

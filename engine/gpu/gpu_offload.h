@@ -42,6 +42,10 @@ struct GpuOffloadParams {
   GpuWeightCache* weights = nullptr;
 };
 
+// Each CUDA device's free memory, what `held` keeps there counted as free (reused or released before an
+// upload, so a split or an -ngl auto fit does not depend on it). Errors: no device, a device not readable.
+Result<std::vector<uint64_t>> free_device_memory(const GpuWeightCache* held);
+
 class GpuOffload final : public LayerOffload {
  public:
   // Errors: no device, -mg or -ts not matching the devices, a weight or KV type without GPU kernels, out of

@@ -24,30 +24,11 @@ struct FittedLayers {
   std::string note;
 };
 
-// Each device's free memory, what a weight cache holds there counted as free (it is reused or released
-// before an upload).
-Result<std::vector<uint64_t>> free_device_memory(const ContextParams& p) {
-  int count = 0;
-  if (int code = cuda::device_count(&count); code != 0 || count == 0) {
-    return fail("-ngl auto: no CUDA device ({})", code != 0 ? cuda::error_text(code) : "the driver reports none");
-  }
-  std::vector<uint64_t> free(static_cast<size_t>(count));
-  for (int d = 0; d < count; ++d) {
-    if (int code = cuda::set_device(d); code != 0) return fail("-ngl auto: GPU {}: {}", d, cuda::error_text(code));
-    size_t free_bytes = 0, total_bytes = 0;
-    if (int code = cuda::memory_info(&free_bytes, &total_bytes); code != 0) {
-      return fail("-ngl auto: cannot read GPU {}'s free memory: {}", d, cuda::error_text(code));
-    }
-    free[static_cast<size_t>(d)] = free_bytes + (p.gpu_weights ? p.gpu_weights->held_bytes(d) : 0);
-  }
-  return free;
-}
-
 // -ngl auto: the most layers whose predicted device memory (engine/gpu/gpu_memory.h) fits what each GPU
 // they are dealt to (layer_split.h) has free, less a reserve.
 Result<FittedLayers> fit_gpu_layers_to_devices(const Model& model, const ContextParams& p) {
-  auto free = free_device_memory(p);
-  if (!free) return free.error();
+  auto free = free_device_memory(p.gpu_weights);
+  if (!free) return fail("-ngl auto: {}", free.error().message);
   const ModelConfig& c = model.config();
   const GpuMemoryInputs in{
       .n_gpu_layers = 0,
