@@ -92,11 +92,14 @@ GpuMemoryUse predict_split_memory(const ModelConfig& c, const OffloadWeightBytes
   return use;
 }
 
-std::optional<uint64_t> gpu_memory_budget(int device) {
+std::vector<uint64_t> gpu_device_memory() {
+  std::vector<uint64_t> memory;
   for (const CudaDevice& d : cuda_devices()) {
-    if (d.index == device) return d.memory_bytes > kDeviceReserveBytes ? d.memory_bytes - kDeviceReserveBytes : 0;
+    if (d.index < 0) continue;
+    if (static_cast<size_t>(d.index) >= memory.size()) memory.resize(static_cast<size_t>(d.index) + 1, 0);
+    memory[static_cast<size_t>(d.index)] = d.memory_bytes;
   }
-  return std::nullopt;
+  return memory;
 }
 
 int fit_gpu_layers(const ModelConfig& c, const OffloadWeightBytes& weights, GpuMemoryInputs in, uint64_t budget_bytes) {

@@ -5,7 +5,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <vector>
 
 #include "engine/gguf/gguf_file.h"
@@ -93,8 +92,9 @@ GpuMemoryUse predict_split_memory(const ModelConfig& config, const OffloadWeight
 // Device memory kept free beyond a prediction: the CUDA context, cuBLAS's workspace, the allocator's slack.
 inline constexpr uint64_t kDeviceReserveBytes = uint64_t{512} << 20;
 
-// What a plan may put on CUDA device `device`: its memory less kDeviceReserveBytes; none without that device.
-std::optional<uint64_t> gpu_memory_budget(int device = 0);
+// Each CUDA device's memory, by device index; empty without a GPU. A sweep plans with these as the devices'
+// free memory (what an idle device has; the engine splits and fits by the free memory it finds).
+std::vector<uint64_t> gpu_device_memory();
 
 // -ngl auto: the largest N in 0 .. n_layers + 1 whose predicted use fits `budget_bytes`.
 int fit_gpu_layers(const ModelConfig& config, const OffloadWeightBytes& weights, GpuMemoryInputs in,

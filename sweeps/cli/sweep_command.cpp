@@ -120,7 +120,7 @@ Result<PlannedSweep> plan_from_text(SpecText text, const std::string& shard) {
   if (!spec) return spec.error();
   // A -C mask naming CPUs this machine lacks is refused before any trial, as run and bench refuse it.
   if (Status fits = check_settings_on_machine(spec->settings, this_machine_cpus); !fits) return fits.error();
-  auto plan = plan_sweep(*spec, gguf_model_shapes(), gpu_memory_budget());
+  auto plan = plan_sweep(*spec, gguf_model_shapes(), gpu_device_memory());
   if (!plan) return plan.error();
   PlannedSweep planned{.text = std::move(text), .spec = std::move(*spec), .plan = std::move(*plan), .shard = ""};
   if (!shard.empty()) {

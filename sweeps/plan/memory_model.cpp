@@ -98,7 +98,16 @@ Result<MemoryPrediction> predict_memory(const ModelShape& model, const MemoryInp
   if (in.n_gpu_layers != 0 && in.kv_offload)
     host_layout.n_layers = offload_split(in.n_gpu_layers, c.n_layers).first_layer;
   p.kv_resident = std::min(p.kv, kv_resident_bytes(host_layout, written));
-  p.gpu = predict_gpu_memory(c, model.offload, gpu_memory_inputs(in));
+  if (in.gpu_shares.empty()) {
+    p.gpu = predict_gpu_memory(c, model.offload, gpu_memory_inputs(in));
+  }
+  for (const DeviceLayers& share : in.gpu_shares) {
+    const GpuMemoryUse use = predict_split_memory(c, model.offload, gpu_memory_inputs(in), share.split);
+    p.gpu.weights += use.weights;
+    p.gpu.kv += use.kv;
+    p.gpu.compute += use.compute;
+    p.gpu_devices.push_back({share, use});
+  }
   p.compute = forward_scratch_bytes(c, largest_piece(in)) + uint64_t(in.n_outputs) * c.n_vocab * sizeof(float);
   return p;
 }

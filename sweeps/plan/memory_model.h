@@ -12,8 +12,10 @@
 //            cells' rows rounded up to 4 KiB pages), and expected_peak_rss() is the figure to compare
 //            with a measured peak (tests/sweeps/memory_model_rss_test.cpp: within 4 MiB + 10%).
 //   GPU:     with -ngl, what the offload puts on the device (engine/gpu/gpu_memory.h, the sizes the engine
-//            allocates by): the offloaded layers' weights, their K/V, the GPU's activations. The host
-//            still maps every weight; the offloaded layers' K/V rows on the host are never written.
+//            allocates by): the offloaded layers' weights, their K/V, the GPU's activations. Over several
+//            GPUs (-sm layer, engine/gpu/layer_split.h) each device's share is predicted on its own: its
+//            layers' weights and K/V, and the activation buffers every device holds. The host still maps
+//            every weight; the offloaded layers' K/V rows on the host are never written.
 //   compute: the forward pass's activations for the largest piece a decode evaluates (the buffers of
 //            ForwardScratch::reserve, engine/arch/forward.h) plus the logits kept. Not counted: the
 //            attention kernels' per-thread tiles and the quantized copy of the activations (both small
@@ -21,9 +23,11 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "engine/gguf/gguf_file.h"
 #include "engine/gpu/gpu_memory.h"
+#include "engine/gpu/layer_split.h"
 #include "engine/model/model_config.h"
 #include "kernels/ggml_type.h"
 #include "kernels/result.h"
@@ -54,14 +58,22 @@ struct MemoryInputs {
   uint32_t kv_cells_written = 0;  // cells the workload writes (its tokens over every sequence); 0: n_ctx
   int n_gpu_layers = 0;           // -ngl, resolved (not auto)
   bool kv_offload = true;
+  std::vector<DeviceLayers> gpu_shares = {};  // each GPU's layers (split_layers); empty: all on one GPU
+};
+
+// One GPU's part of an offload.
+struct DeviceMemoryUse {
+  DeviceLayers share;
+  GpuMemoryUse use;
 };
 
 struct MemoryPrediction {
   uint64_t weights = 0;
   uint64_t kv = 0;
   uint64_t compute = 0;
-  uint64_t kv_resident = 0;  // the KV pages the workload's kv_cells_written touch (<= kv)
-  GpuMemoryUse gpu;          // on the GPU (-ngl), apart from the host figures above
+  uint64_t kv_resident = 0;                  // the KV pages the workload's kv_cells_written touch (<= kv)
+  GpuMemoryUse gpu;                          // on the GPUs (-ngl), summed, apart from the host figures above
+  std::vector<DeviceMemoryUse> gpu_devices;  // per GPU, when MemoryInputs::gpu_shares named them
   // What the context needs when its cache is full: the figure --max-mem compares.
   uint64_t total() const { return weights + kv + compute; }
   // The peak RSS to expect from the workload itself (the cells it writes, not the whole reservation).

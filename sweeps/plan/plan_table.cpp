@@ -31,7 +31,10 @@ std::string group_title(const TrialGroup& g) {
   const std::string quant = g.key["quant"].get<std::string>();
   std::string title = g.key["model"].get<std::string>() + (quant.empty() ? "" : " as " + quant);
   for (const Setting* s : settings_of(Command::sweep)) {
-    if (s->reloads_model) title += fmt::format(" {} {}", s->shown_flag(), value_of(*s, g.key));
+    if (!s->reloads_model) continue;
+    // A setting added after schema v2 (-sm, -ts, -mg) is named only when the group sets it.
+    if (!s->stored_when_default && !g.key.contains(s->config_key)) continue;
+    title += fmt::format(" {} {}", s->shown_flag(), value_of(*s, g.key));
   }
   return title;
 }
@@ -70,6 +73,23 @@ std::string header_line(const std::vector<Column>& columns) {
   for (const Column& c : columns) line += fmt::format(" {:>{}}", flag_name(*c.setting), c.width);
   return line + fmt::format(" {:<26} {:>9} {:>8} {:>8} {:>9} {:>9} {}\n", "workload", "weights", "kv", "compute",
                             "total MiB", "GPU MiB", "status");
+}
+
+nlohmann::json gpu_bytes_json(const GpuMemoryUse& use) {
+  return {{"weights", use.weights}, {"kv", use.kv}, {"compute", use.compute}, {"total", use.total()}};
+}
+
+// Each GPU's share of an offload over several: its device, layers and bytes.
+nlohmann::json devices_json(const MemoryPrediction& memory) {
+  nlohmann::json devices = nlohmann::json::array();
+  for (const DeviceMemoryUse& d : memory.gpu_devices) {
+    nlohmann::json device = gpu_bytes_json(d.use);
+    device["device"] = d.share.device;
+    device["layers"] = {d.share.split.first_layer, d.share.split.end_layer};
+    device["output"] = d.share.split.output;
+    devices.push_back(std::move(device));
+  }
+  return devices;
 }
 
 }  // namespace
@@ -111,8 +131,8 @@ nlohmann::json plan_to_json(const SweepPlan& plan) {
                                  {"compute", t.memory->compute},
                                  {"total", t.memory->total()}};
         const GpuMemoryUse& gpu = t.memory->gpu;
-        tj["predicted_gpu_bytes"] = {
-            {"weights", gpu.weights}, {"kv", gpu.kv}, {"compute", gpu.compute}, {"total", gpu.total()}};
+        tj["predicted_gpu_bytes"] = gpu_bytes_json(gpu);
+        if (t.memory->gpu_devices.size() > 1) tj["predicted_gpu_bytes"]["devices"] = devices_json(*t.memory);
       }
       tj["skip_reason"] = t.skipped() ? nlohmann::json(t.skip_reason) : nlohmann::json(nullptr);
       trials.push_back(std::move(tj));

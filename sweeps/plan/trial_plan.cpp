@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <span>
 
 #include "engine/settings/settings_table.h"
 #include "sweeps/spec/config_fields.h"
@@ -137,22 +138,67 @@ std::string coincidence_key(const TrialGroup& group, EngineSettings settings, co
 
 std::string human_bytes(uint64_t b) { return fmt::format("{:.1f} MiB", static_cast<double>(b) / 1048576.0); }
 
+// A trial's offload over this host's GPUs (layer_split.h): each device's layers, or why the GPUs cannot take
+// the split options (-ts entries beyond them, -mg not one of them).
+struct PlannedOffload {
+  std::vector<DeviceLayers> shares;
+  std::string error;
+};
+
+LayerSplitOptions split_options(const EngineSettings& s) {
+  return {.mode = s.split_mode, .main_gpu = s.main_gpu, .proportions = s.tensor_split};
+}
+
+// Resolves -ngl auto in `settings` to the most layers whose shares fit (0 when none does) and deals the
+// layers. No GPU: nothing (the trial is skipped for it).
+PlannedOffload plan_offload(EngineSettings& settings, const ModelShape& shape, const GpuMemoryInputs& in,
+                            std::span<const uint64_t> gpu_memory) {
+  PlannedOffload offload;
+  if (settings.n_gpu_layers == 0 || gpu_memory.empty()) return offload;
+  const LayerSplitOptions options = split_options(settings);
+  const uint32_t n_layers = shape.config.n_layers;
+  // Options the GPUs cannot take fail for every -ngl: said once, before auto would hide them as 0 layers.
+  if (auto all = split_layers(static_cast<int>(n_layers) + 1, n_layers, options, gpu_memory); !all) {
+    offload.error = all.error().message;
+    return offload;
+  }
+  if (settings.n_gpu_layers == kGpuLayersAuto) {
+    settings.n_gpu_layers = fit_split_layers(shape.config, shape.offload, in, options, gpu_memory);
+  }
+  auto shares = split_layers(settings.n_gpu_layers, n_layers, options, gpu_memory);
+  if (shares) offload.shares = std::move(*shares);
+  return offload;
+}
+
+std::string ngl_text(int ngl) { return ngl == kGpuLayersAuto ? "auto" : std::to_string(ngl); }
+
+// Why the offload does not fit, or empty: a device's share over its memory less what the engine keeps free.
+std::string gpu_skip_reason(const MemoryPrediction& memory, std::span<const uint64_t> gpu_memory) {
+  for (const DeviceMemoryUse& d : memory.gpu_devices) {
+    const uint64_t have = gpu_memory[static_cast<size_t>(d.share.device)];
+    const uint64_t budget = have > kDeviceReserveBytes ? have - kDeviceReserveBytes : 0;
+    if (d.use.total() <= budget) continue;
+    const OffloadSplit& s = d.share.split;
+    return fmt::format("predicted GPU memory {} on GPU {} (layers {}..{}{}) exceeds the {} it can give",
+                       human_bytes(d.use.total()), d.share.device, s.first_layer, s.end_layer,
+                       s.output ? " and the output layer" : "", human_bytes(budget));
+  }
+  return {};
+}
+
 // Why a configuration cannot run, or empty.
 std::string skip_reason(const SweepSpec& spec, const EngineSettings& settings, uint32_t needed_ctx,
-                        const Result<MemoryPrediction>& memory, std::optional<uint64_t> gpu_memory) {
+                        const Result<MemoryPrediction>& memory, std::span<const uint64_t> gpu_memory,
+                        const PlannedOffload& offload) {
   const int ngl = settings.n_gpu_layers;
-  if (ngl != 0 && !gpu_memory) {
-    return fmt::format("-ngl {}: no CUDA GPU on this host", ngl == kGpuLayersAuto ? "auto" : std::to_string(ngl));
-  }
+  if (ngl != 0 && gpu_memory.empty()) return fmt::format("-ngl {}: no CUDA GPU on this host", ngl_text(ngl));
+  if (!offload.error.empty()) return fmt::format("-ngl {}: {}", ngl_text(ngl), offload.error);
   const uint32_t n_ctx = settings.context.n_ctx;
   if (n_ctx < needed_ctx)
     return fmt::format("context {} is smaller than the {} tokens the workload needs", n_ctx, needed_ctx);
   if (int(n_ctx) < spec.min_ctx) return fmt::format("context {} is below --min-ctx {}", n_ctx, spec.min_ctx);
   if (!memory) return memory.error().message;
-  if (ngl != 0 && memory->gpu.total() > *gpu_memory) {
-    return fmt::format("predicted GPU memory {} exceeds the {} this GPU can give", human_bytes(memory->gpu.total()),
-                       human_bytes(*gpu_memory));
-  }
+  if (std::string gpu = gpu_skip_reason(*memory, gpu_memory); !gpu.empty()) return gpu;
   if (spec.max_mem_bytes && memory->total() > *spec.max_mem_bytes) {
     return fmt::format("predicted {} exceeds --max-mem {}", human_bytes(memory->total()),
                        human_bytes(*spec.max_mem_bytes));
@@ -163,11 +209,11 @@ std::string skip_reason(const SweepSpec& spec, const EngineSettings& settings, u
 // The trials of the spec's product, one reload group at a time.
 struct Product {
   const SweepSpec& spec;
-  std::vector<Dimension> reload;       // the groups
-  std::vector<Dimension> trial;        // the trials of each group, with every workload
-  std::optional<uint64_t> gpu_memory;  // the GPU's budget; none: no GPU
-  std::set<std::string> seen;          // coincidence keys: settings that coincide (ub > b, b past the largest
-                                       // decode, c 0 and c = needed) run once
+  std::vector<Dimension> reload;         // the groups
+  std::vector<Dimension> trial;          // the trials of each group, with every workload
+  std::span<const uint64_t> gpu_memory;  // each GPU's memory; empty: no GPU
+  std::set<std::string> seen;            // coincidence keys: settings that coincide (ub > b, b past the largest
+                                         // decode, c 0 and c = needed) run once
 
   // The group's trials (those of its model `loaded` with), in product order: the workload outermost.
   std::vector<PlannedTrial> trials_of(const TrialGroup& group, const EngineSettings& loaded, const ModelShape& shape) {
@@ -199,12 +245,10 @@ struct Product {
                     .use_mmap = settings.use_mmap,
                     .n_gpu_layers = settings.n_gpu_layers,
                     .kv_offload = settings.kv_offload};
-    if (settings.n_gpu_layers == kGpuLayersAuto) {
-      // auto: the most layers that fit this host's GPU; without one it stays auto (skipped below).
-      if (gpu_memory)
-        settings.n_gpu_layers = fit_gpu_layers(shape.config, shape.offload, gpu_memory_inputs(in), *gpu_memory);
-      in.n_gpu_layers = settings.n_gpu_layers == kGpuLayersAuto ? 0 : settings.n_gpu_layers;
-    }
+    const PlannedOffload offload = plan_offload(settings, shape, gpu_memory_inputs(in), gpu_memory);
+    // Without a GPU (or with split options it cannot take) auto stays auto, predicted as no offload.
+    in.n_gpu_layers = settings.n_gpu_layers == kGpuLayersAuto ? 0 : settings.n_gpu_layers;
+    in.gpu_shares = offload.shares;
     if (!seen.insert(coincidence_key(group, settings, w, need)).second) return std::nullopt;
     PlannedTrial t;
     t.config = trial_config(group, settings, w);
@@ -212,7 +256,7 @@ struct Product {
     t.workload = w.name();
     auto memory = predict_memory(shape, in);
     if (memory) t.memory = *memory;
-    t.skip_reason = skip_reason(spec, settings, need.ctx, memory, gpu_memory);
+    t.skip_reason = skip_reason(spec, settings, need.ctx, memory, gpu_memory, offload);
     return t;
   }
 };
@@ -265,7 +309,7 @@ ModelShapeFn gguf_model_shapes() {
   };
 }
 
-Result<SweepPlan> plan_sweep(const SweepSpec& s, const ModelShapeFn& shapes, std::optional<uint64_t> gpu_memory) {
+Result<SweepPlan> plan_sweep(const SweepSpec& s, const ModelShapeFn& shapes, std::span<const uint64_t> gpu_memory) {
   SweepPlan plan;
   plan.spec_hash = s.hash();
   std::vector<std::vector<PlannedTrial>> by_group;

@@ -1,10 +1,11 @@
 #pragma once
 // A sweep spec expanded into trials: the cartesian product of its dimensions and workloads, each trial a
 // canonical configuration (JSON) whose config_hash is the results store's UNIQUE key. Trials are grouped
-// by what needs a model reload (model file or variant, -ngl, mmap), so a worker loads each group's model
-// once. Configurations that cannot run (predicted over --max-mem, a context under --min-ctx or too small
-// for the workload, -ngl without a GPU backend, a KV type the model's heads do not fit) are kept in the
-// plan as skipped, with the prediction and the reason.
+// by what needs a model reload (model file or variant, the offload: -ngl, -sm, -ts, -mg; mmap), so a worker
+// loads each group's model, and uploads its offloaded layers, once. Configurations that cannot run
+// (predicted over --max-mem or a GPU's memory, a context under --min-ctx or too small for the workload, -ngl
+// without a GPU backend, a KV type the model's heads do not fit) are kept in the plan as skipped, with the
+// prediction and the reason.
 //
 // Order (--order): grouped (the product order: the workload outermost, then the settings in the settings
 // table's order, engine/settings/settings_table.h), interleaved (within each group, from both ends
@@ -15,6 +16,7 @@
 
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -36,7 +38,7 @@ struct PlannedTrial {
 };
 
 struct TrialGroup {
-  nlohmann::json key;          // model, quant, n_gpu_layers, mmap
+  nlohmann::json key;          // model, quant, the offload (-ngl, -sm, -ts, -mg), mmap
   std::vector<size_t> trials;  // indices into SweepPlan::trials, in run order
 };
 
@@ -54,9 +56,11 @@ using ModelShapeFn = std::function<Result<ModelShape>(const std::string& path, c
 ModelShapeFn gguf_model_shapes();
 
 // Errors when a model cannot be read (naming the file); everything else a trial cannot do is a skip.
-// `gpu_memory`: what the trials may put on this host's GPU (gpu_memory_budget); none: no GPU, and trials
-// with -ngl are skipped. -ngl auto becomes the most layers that fit it, per trial.
+// `gpu_memory`: each of this host's GPUs' memory by device index (gpu_device_memory); empty: no GPU, and
+// trials with -ngl are skipped. Each trial's offload is dealt over the GPUs as the engine deals it (-sm,
+// -ts, -mg; layer_split.h), and skipped when a device's share does not fit its memory less
+// kDeviceReserveBytes. -ngl auto becomes the most layers whose shares fit, per trial.
 Result<SweepPlan> plan_sweep(const SweepSpec& spec, const ModelShapeFn& shapes,
-                             std::optional<uint64_t> gpu_memory = std::nullopt);
+                             std::span<const uint64_t> gpu_memory = {});
 
 }  // namespace infertune

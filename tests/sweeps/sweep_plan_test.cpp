@@ -186,7 +186,8 @@ TEST(SweepPlanGpu, AutoResolvesToTheMostLayersThatFitAndLargerOffloadsAreSkipped
   // Room for the output layer and 2 layers with their 4096-cell f16 caches, but not for 3 of them.
   GpuMemoryInputs in{.n_gpu_layers = 2, .n_cells = 4096, .max_tokens = 1};
   const uint64_t budget = predict_gpu_memory(shape.config, shape.offload, in).total() + (100 << 10);
-  auto plan = plan_sweep(spec, test::fake_model_shapes(), budget);
+  const std::vector<uint64_t> gpu_memory = {budget + kDeviceReserveBytes};  // the engine keeps the reserve free
+  auto plan = plan_sweep(spec, test::fake_model_shapes(), gpu_memory);
   ASSERT_TRUE(plan) << plan.error().message;
   std::map<std::pair<std::string, uint32_t>, const PlannedTrial*> by;  // (config ngl, ctx) -> trial
   for (const PlannedTrial& t : plan->trials) {
