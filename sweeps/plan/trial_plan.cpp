@@ -126,14 +126,21 @@ nlohmann::json trial_config(const TrialGroup& group, const EngineSettings& setti
 }
 
 // What identifies a configuration by what the engine does: -b above the most tokens the workload hands one
-// decode changes nothing, nor -ub above the capped -b. Trials with the same key run once (the first keeps
-// its settings as given), so a dimension that only matters for long prompts does not repeat generation.
+// decode changes nothing, nor -ub above the capped -b, nor how GPUs share an offload of nothing (-ngl 0), nor
+// -ts with -sm none. Trials with the same key run once (the first keeps its settings as given), so a
+// dimension that only matters for long prompts does not repeat generation.
 std::string coincidence_key(const TrialGroup& group, EngineSettings settings, const Workload& w,
                             const WorkloadNeeds& need) {
   ContextParams& c = settings.context;
   c.n_batch = std::min(c.n_batch, need.decode_tokens);
   c.n_ubatch = std::min(c.n_ubatch, c.n_batch);
-  return config_hash(trial_config(group, settings, w));
+  nlohmann::json key = trial_config(group, settings, w);
+  if (settings.n_gpu_layers == 0) {
+    for (const char* split_field : {"split_mode", "main_gpu", "tensor_split"}) key.erase(split_field);
+  } else if (settings.split_mode == SplitMode::none) {
+    key.erase("tensor_split");
+  }
+  return config_hash(key);
 }
 
 std::string human_bytes(uint64_t b) { return fmt::format("{:.1f} MiB", static_cast<double>(b) / 1048576.0); }
@@ -339,6 +346,7 @@ Result<SweepPlan> plan_sweep(const SweepSpec& s, const ModelShapeFn& shapes, std
   std::vector<TrialGroup> groups;
   for (size_t g : group_order) {
     auto& trials = by_group[g];
+    if (trials.empty()) continue;  // every trial coincided with one of an earlier group
     if (s.order == TrialOrder::Random) shuffle(trials, rng);
     if (s.order == TrialOrder::Interleaved) trials = from_both_ends(trials);
     TrialGroup group;

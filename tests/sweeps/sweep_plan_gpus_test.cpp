@@ -156,5 +156,25 @@ TEST(SweepPlanGpus, SplitOptionsTheGpusCannotTakeAreSkippedSayingWhy) {
   EXPECT_FALSE(cpu.trials[0].skipped()) << cpu.trials[0].skip_reason;
 }
 
+// How GPUs share an offload changes nothing when nothing is offloaded, nor -ts when -sm none puts it all on -mg:
+// such trials run once, and a group left with no trial of its own is not planned.
+TEST(SweepPlanGpus, SplitSettingsThatChangeNothingRunOnce) {
+  const std::vector<uint64_t> memory = {kDeviceReserveBytes + 64 * kMiB, kDeviceReserveBytes + 64 * kMiB};
+  const SweepPlan plan =
+      plan_on("models: m.gguf\nn_gpu_layers: [0, 99]\ntensor_split: [3/1, 1/1]\nworkloads:\n  - {tg: 8}\n", memory);
+  size_t on_cpu = 0, offloaded = 0;
+  for (const PlannedTrial& t : plan.trials) (t.config["n_gpu_layers"] == 0 ? on_cpu : offloaded) += 1;
+  EXPECT_EQ(on_cpu, 1u);
+  EXPECT_EQ(offloaded, 2u);
+  EXPECT_EQ(plan.groups.size(), 3u);
+  for (const TrialGroup& g : plan.groups) EXPECT_EQ(g.trials.size(), 1u) << g.key.dump();
+
+  const SweepPlan none = plan_on(
+      "models: m.gguf\nn_gpu_layers: [99]\nsplit_mode: [none]\ntensor_split: [3/1, 1/1]\nworkloads:\n  - {tg: 8}\n",
+      memory);
+  EXPECT_EQ(none.trials.size(), 1u);
+  EXPECT_EQ(none.groups.size(), 1u);
+}
+
 }  // namespace
 }  // namespace infertune
