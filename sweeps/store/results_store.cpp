@@ -211,7 +211,16 @@ Result<std::optional<SweepRecord>> ResultsStore::find_sweep(int64_t id) {
   auto statement = db_.prepare(std::string(kSweepColumns) + " WHERE id = ?");
   if (!statement) return statement.error();
   statement->bind(1, id);
-  return first_sweep(*statement);
+  auto sweep = first_sweep(*statement);
+  // SQLite answers a lookup in a damaged b-tree with whatever row the search lands on, without an error: a row
+  // that is not the one asked for is refused, or a report would show another sweep's trials under this id.
+  if (sweep && *sweep && (*sweep)->id != id) {
+    return fail(
+        "results store {} is damaged: looking up sweep {} found sweep {} (sqlite3 FILE 'PRAGMA integrity_check' "
+        "says where)",
+        db_.path().string(), id, (*sweep)->id);
+  }
+  return sweep;
 }
 
 Result<std::optional<SweepRecord>> ResultsStore::find_latest_sweep(std::string_view spec_hash, std::string_view shard) {

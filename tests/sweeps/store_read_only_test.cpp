@@ -123,6 +123,29 @@ TEST(StoreReadOnly, AVersionBeyondIntIsRefusedNotTruncated) {
 
 // An older file is migrated in an in-memory copy, which SQLite knows by no file name: its errors (here a
 // migration that fails on a damaged schema, then a read of the migrated copy) still name the file.
+// Found by results_store_fuzz: in this store the sweeps table's leaf page is damaged (a cell overwritten), and
+// SQLite answers "WHERE id = 0" with sweep 1, without an error. find_sweep refused nothing and gave sweep 1 as 0.
+TEST(StoreReadOnly, ALookupADamagedTreeAnswersWithAnotherRowIsAnError) {
+  const auto path = test::temp_dir() / "damaged-sweeps-page.db";
+  std::filesystem::copy_file(std::filesystem::path(__FILE__).parent_path() / "data" / "store-damaged-sweeps-page.db",
+                             path, std::filesystem::copy_options::overwrite_existing);
+  const std::string before = read_text(path);
+  {
+    auto store = ResultsStore::open_read_only(path);
+    ASSERT_TRUE(store) << store.error().message;
+    auto sweep = store->find_sweep(0);
+    ASSERT_FALSE(sweep) << "sweep 0 read as sweep " << (*sweep ? std::to_string((*sweep)->id) : "none");
+    EXPECT_NE(sweep.error().message.find("is damaged: looking up sweep 0 found sweep 1"), std::string::npos)
+        << sweep.error().message;
+    EXPECT_NE(sweep.error().message.find(path.string()), std::string::npos) << sweep.error().message;
+    for (int64_t id : {1, 2, 3}) {
+      auto other = store->find_sweep(id);
+      if (other && *other) EXPECT_EQ((*other)->id, id);
+    }
+  }
+  EXPECT_EQ(read_text(path), before);
+}
+
 TEST(StoreReadOnly, TheInMemoryCopyNamesTheFileInItsErrors) {
   const auto dir = test::temp_dir();
   const auto damaged = dir / "v4-with-shard.db";
