@@ -102,12 +102,4 @@ std::vector<uint64_t> gpu_device_memory() {
   return memory;
 }
 
-int fit_gpu_layers(const ModelConfig& c, const OffloadWeightBytes& weights, GpuMemoryInputs in, uint64_t budget_bytes) {
-  for (int n = static_cast<int>(c.n_layers) + 1; n > 0; --n) {
-    in.n_gpu_layers = n;
-    if (predict_gpu_memory(c, weights, in).total() <= budget_bytes) return n;
-  }
-  return 0;
-}
-
 }  // namespace infertune

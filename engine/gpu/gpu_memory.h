@@ -78,6 +78,10 @@ struct GpuMemoryUse {
   uint64_t kv = 0;
   uint64_t compute = 0;  // activations, index lists, the f16 buffers of batched products
   uint64_t total() const { return weights + kv + compute; }
+  GpuMemoryUse& operator+=(const GpuMemoryUse& other) {
+    weights += other.weights, kv += other.kv, compute += other.compute;
+    return *this;
+  }
 };
 
 // The device memory an offload of `in` takes on one device (zero for -ngl 0). n_gpu_layers must be resolved
@@ -92,12 +96,13 @@ GpuMemoryUse predict_split_memory(const ModelConfig& config, const OffloadWeight
 // Device memory kept free beyond a prediction: the CUDA context, cuBLAS's workspace, the allocator's slack.
 inline constexpr uint64_t kDeviceReserveBytes = uint64_t{512} << 20;
 
+// What an offload may use of a device with `free_bytes` free: that less kDeviceReserveBytes (0 below it).
+inline uint64_t usable_device_bytes(uint64_t free_bytes) {
+  return free_bytes > kDeviceReserveBytes ? free_bytes - kDeviceReserveBytes : 0;
+}
+
 // Each CUDA device's memory, by device index; empty without a GPU. A sweep plans with these as the devices'
 // free memory (what an idle device has; the engine splits and fits by the free memory it finds).
 std::vector<uint64_t> gpu_device_memory();
-
-// -ngl auto: the largest N in 0 .. n_layers + 1 whose predicted use fits `budget_bytes`.
-int fit_gpu_layers(const ModelConfig& config, const OffloadWeightBytes& weights, GpuMemoryInputs in,
-                   uint64_t budget_bytes);
 
 }  // namespace infertune

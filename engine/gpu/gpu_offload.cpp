@@ -121,11 +121,7 @@ Result<std::unique_ptr<GpuOffload>> GpuOffload::create_on(const Model& model, co
 
 GpuMemoryUse GpuOffload::memory() const {
   GpuMemoryUse sum;
-  for (const auto& s : segments_) {
-    sum.weights += s->memory().weights;
-    sum.kv += s->memory().kv;
-    sum.compute += s->memory().compute;
-  }
+  for (const auto& s : segments_) sum += s->memory();
   return sum;
 }
 

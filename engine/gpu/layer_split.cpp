@@ -86,8 +86,8 @@ int fit_split_layers(const ModelConfig& config, const OffloadWeightBytes& weight
     if (!shares) return false;
     return std::all_of(shares->begin(), shares->end(), [&](const DeviceLayers& share) {
       const auto device = static_cast<size_t>(share.device);
-      if (device >= free_bytes.size() || free_bytes[device] < kDeviceReserveBytes) return false;
-      return predict_split_memory(config, weights, in, share.split).total() <= free_bytes[device] - kDeviceReserveBytes;
+      if (device >= free_bytes.size()) return false;
+      return predict_split_memory(config, weights, in, share.split).total() <= usable_device_bytes(free_bytes[device]);
     });
   };
   for (int n = static_cast<int>(config.n_layers) + 1; n > 0; --n) {

@@ -103,9 +103,7 @@ Result<MemoryPrediction> predict_memory(const ModelShape& model, const MemoryInp
   }
   for (const DeviceLayers& share : in.gpu_shares) {
     const GpuMemoryUse use = predict_split_memory(c, model.offload, gpu_memory_inputs(in), share.split);
-    p.gpu.weights += use.weights;
-    p.gpu.kv += use.kv;
-    p.gpu.compute += use.compute;
+    p.gpu += use;
     p.gpu_devices.push_back({share, use});
   }
   p.compute = forward_scratch_bytes(c, largest_piece(in)) + uint64_t(in.n_outputs) * c.n_vocab * sizeof(float);

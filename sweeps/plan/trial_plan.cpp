@@ -182,8 +182,7 @@ std::string ngl_text(int ngl) { return ngl == kGpuLayersAuto ? "auto" : std::to_
 // Why the offload does not fit, or empty: a device's share over its memory less what the engine keeps free.
 std::string gpu_skip_reason(const MemoryPrediction& memory, std::span<const uint64_t> gpu_memory) {
   for (const DeviceMemoryUse& d : memory.gpu_devices) {
-    const uint64_t have = gpu_memory[static_cast<size_t>(d.share.device)];
-    const uint64_t budget = have > kDeviceReserveBytes ? have - kDeviceReserveBytes : 0;
+    const uint64_t budget = usable_device_bytes(gpu_memory[static_cast<size_t>(d.share.device)]);
     if (d.use.total() <= budget) continue;
     const OffloadSplit& s = d.share.split;
     return fmt::format("predicted GPU memory {} on GPU {} (layers {}..{}{}) exceeds the {} it can give",

@@ -2,8 +2,11 @@
 // prediction's parts as the layers and the output move over, and -ngl auto's fit.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "engine/gguf/gguf_file.h"
 #include "engine/gpu/gpu_memory.h"
+#include "engine/gpu/layer_split.h"
 #include "engine/model/model.h"
 #include "test_support.h"
 
@@ -48,10 +51,15 @@ TEST(GpuMemory, PredictionGrowsWithTheLayersAndTheOutputAndAutoFitsTheBudget) {
   in.kv_offload = false;
   EXPECT_EQ(predict_gpu_memory(c, w, in).kv, 0u);
   in.kv_offload = true;
-  EXPECT_EQ(fit_gpu_layers(c, w, in, all.total()), static_cast<int>(c.n_layers) + 1);
-  EXPECT_EQ(fit_gpu_layers(c, w, in, all.total() - 1), static_cast<int>(c.n_layers));
-  EXPECT_EQ(fit_gpu_layers(c, w, in, one.total()), 1);
-  EXPECT_EQ(fit_gpu_layers(c, w, in, 0), 0);
+  // -ngl auto on one GPU, whose free memory is the budget plus what the engine keeps free.
+  const auto fit = [&](uint64_t budget) {
+    const std::vector<uint64_t> free = {budget + kDeviceReserveBytes};
+    return fit_split_layers(c, w, in, {}, free);
+  };
+  EXPECT_EQ(fit(all.total()), static_cast<int>(c.n_layers) + 1);
+  EXPECT_EQ(fit(all.total() - 1), static_cast<int>(c.n_layers));
+  EXPECT_EQ(fit(one.total()), 1);
+  EXPECT_EQ(fit(0), 0);
 }
 
 TEST(GpuMemory, ActivationsFollowTheUbatchAndTheBatchedProductsBuffers) {

@@ -18,14 +18,22 @@ namespace {
 
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 
-SweepPlan plan_on(const std::string& yaml, const std::vector<uint64_t>& gpu_memory) {
+SweepSpec spec_of(const std::string& yaml) {
   auto text = parse_spec_yaml(yaml, "spec.yaml");
   EXPECT_TRUE(text) << text.error().message;
   auto spec = resolve_spec(*text);
   EXPECT_TRUE(spec) << spec.error().message;
-  auto plan = plan_sweep(*spec, test::fake_model_shapes(), gpu_memory);
+  return *spec;
+}
+
+SweepPlan plan_on(const SweepSpec& spec, const std::vector<uint64_t>& gpu_memory) {
+  auto plan = plan_sweep(spec, test::fake_model_shapes(), gpu_memory);
   EXPECT_TRUE(plan) << plan.error().message;
   return *plan;
+}
+
+SweepPlan plan_on(const std::string& yaml, const std::vector<uint64_t>& gpu_memory) {
+  return plan_on(spec_of(yaml), gpu_memory);
 }
 
 // What the engine allocates on each device for the fake model's offload of `ngl` with `options`: tg workloads
@@ -46,9 +54,9 @@ std::vector<GpuMemoryUse> engine_shares(int ngl, const LayerSplitOptions& option
 
 TEST(SweepPlanGpus, EachGpuHoldsItsShareAsTheEngineDealsIt) {
   const std::vector<uint64_t> memory = {kDeviceReserveBytes + 64 * kMiB, kDeviceReserveBytes + 64 * kMiB};
-  const SweepPlan plan = plan_on(
-      "models: m.gguf\nn_gpu_layers: [99]\ntensor_split: [3/1, 1/1]\nctx_size: [4096]\nworkloads:\n  - {tg: 8}\n",
-      memory);
+  const SweepSpec spec = spec_of(
+      "models: m.gguf\nn_gpu_layers: [99]\ntensor_split: [3/1, 1/1]\nctx_size: [4096]\nworkloads:\n  - {tg: 8}\n");
+  const SweepPlan plan = plan_on(spec, memory);
   ASSERT_EQ(plan.trials.size(), 2u);
   ASSERT_EQ(plan.groups.size(), 2u);  // the split is part of the offload: one upload per group
   for (const PlannedTrial& t : plan.trials) {
@@ -78,11 +86,7 @@ TEST(SweepPlanGpus, EachGpuHoldsItsShareAsTheEngineDealsIt) {
   const bool first_is_3_1 = plan.trials[0].config["tensor_split"] == "3/1";
   EXPECT_GT(layers_on_0(plan.trials[first_is_3_1 ? 0 : 1]), layers_on_0(plan.trials[first_is_3_1 ? 1 : 0]));
   // The groups say which split they upload.
-  auto spec = resolve_spec(*parse_spec_yaml(
-      "models: m.gguf\nn_gpu_layers: [99]\ntensor_split: [3/1, 1/1]\nctx_size: [4096]\nworkloads:\n  - {tg: 8}\n",
-      "spec.yaml"));
-  ASSERT_TRUE(spec);
-  const std::string table = format_plan(*spec, plan);
+  const std::string table = format_plan(spec, plan);
   EXPECT_NE(table.find("-ngl 99 -ts 3/1"), std::string::npos) << table;
   EXPECT_NE(table.find("-ngl 99 -ts 1/1"), std::string::npos) << table;
   const auto json = plan_to_json(plan);
