@@ -239,7 +239,8 @@ std::vector<Setting> build_table() {
       .kind = ValueKind::Integer,
       .default_value = "50",
       .unset_value = "50",
-      .help = "How long a waiting thread spins before it sleeps: 0 sleeps at once, 100 never sleeps",
+      .help = "The longest a waiting thread spins before it sleeps, 20 us per level (less when its waits are "
+              "usually shorter): 0 sleeps at once, 100 never sleeps",
       .commands = kRunStyle | Command::bench | Command::sweep,
       .list_commands = kLists,
       .canonical = [](std::string_view v) { return canonical_int(v, {.low = 0, .high = 100}); },

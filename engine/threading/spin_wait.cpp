@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <climits>
 
+#include "engine/threading/adaptive_spin.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
@@ -17,6 +19,9 @@ namespace {
 
 constexpr uint32_t kPausesPerClockCheck = 64;
 constexpr uint32_t kPausesPerYield = 64;
+
+// This thread's typical wait that ended while it spun (see adaptive_spin_budget).
+thread_local std::chrono::nanoseconds t_typical_wait = kFirstTypicalWait;
 
 // std::atomic<uint32_t> is a plain, lock-free 32-bit word here, which is what the futex needs.
 static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t) && std::atomic<uint32_t>::is_always_lock_free);
@@ -31,17 +36,30 @@ void futex_wake_all(std::atomic<uint32_t>& word) {
   syscall(SYS_futex, futex_address(word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
 }
 
-// Spins until the word changes or the budget runs out; returns whether it changed.
-bool spin_while_equal(const std::atomic<uint32_t>& word, uint32_t old, const SpinPolicy& policy) {
-  if (!policy.spins_forever() && policy.budget().count() == 0) return false;
-  const auto deadline = std::chrono::steady_clock::now() + policy.budget();
-  for (uint32_t spins = 1;; ++spins) {
-    if (word.load(std::memory_order_acquire) != old) return true;
+// --poll 100: a waiter that never sleeps yields now and then, or a partner queued on its core would wait for
+// the end of its time slice.
+bool spin_forever_while_equal(const std::atomic<uint32_t>& word, uint32_t old) {
+  for (uint32_t spins = 1; word.load(std::memory_order_acquire) == old; ++spins) {
     cpu_relax();
     if (spins % kPausesPerYield == 0) sched_yield();
-    if (!policy.spins_forever() && spins % kPausesPerClockCheck == 0 && std::chrono::steady_clock::now() >= deadline) {
-      return false;
+  }
+  return true;
+}
+
+// Spins until the word changes or this thread's budget (adaptive_spin_budget) runs out; returns whether it
+// changed.
+bool spin_while_equal(const std::atomic<uint32_t>& word, uint32_t old, const SpinPolicy& policy) {
+  if (policy.spins_forever()) return spin_forever_while_equal(word, old);
+  if (policy.budget().count() == 0) return false;
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + adaptive_spin_budget(policy, t_typical_wait);
+  for (uint32_t spins = 1;; ++spins) {
+    if (word.load(std::memory_order_acquire) != old) {
+      t_typical_wait = next_typical_wait(t_typical_wait, std::chrono::steady_clock::now() - start);
+      return true;
     }
+    cpu_relax();
+    if (spins % kPausesPerClockCheck == 0 && std::chrono::steady_clock::now() >= deadline) return false;
   }
 }
 

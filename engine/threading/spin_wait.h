@@ -1,16 +1,15 @@
 #pragma once
 // Waiting for a 32-bit word to change: spin for a while (cheap wake-up, burns the core), then sleep on a
-// Linux futex (costs a system call to wake, frees the core). `--poll` sets the while:
+// Linux futex (costs a system call to wake, frees the core). `--poll` caps the while:
 //   0      sleep at once
 //   1..99  spin up to poll x kSpinPerPollLevel before sleeping (poll 50, llama.cpp's default: about 1 ms,
 //          longer than the gaps between the operations of a forward pass, shorter than a user's pause)
-//   100    never sleep
+//   100    never sleep (yielding the core every 64 pauses, so that a partner queued behind it can run)
 // The budget is in time rather than in pause instructions because a pause costs 10 to 150 cycles
-// depending on the CPU. A spinning waiter calls sched_yield every 64 pauses (a few microseconds): free
-// when its core has nothing else to run, and on a busy machine it lets the thread it waits for run (10000
-// spinning barrier rounds on a loaded 2-core machine: over a second yielding every 1024 pauses, tens of
-// milliseconds every 64).
-// A pool with more threads than CPUs does not spin at all (see thread_pool.h).
+// depending on the CPU. A pool with more threads than CPUs does not spin at all (see thread_pool.h).
+//
+// Under that cap each thread spins only about as long as its waits usually take, and below --poll 100 never
+// calls sched_yield: see adaptive_spin.h for why, and what it measured.
 //
 // A WaitWord pairs the word with a count of sleepers, so that waking costs a system call only when someone
 // actually sleeps. The protocol (all seq_cst): the waiter announces itself in `sleepers`, re-reads the word
