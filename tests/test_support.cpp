@@ -4,7 +4,9 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
@@ -12,7 +14,22 @@
 namespace infertune::test {
 
 std::filesystem::path fixture_path(const std::string& relative) {
-  return std::filesystem::path(INFERTUNE_FIXTURES_DIR) / relative;
+  const char* override_dir = std::getenv("INFERTUNE_FIXTURES_DIR");
+  const char* dir = override_dir && *override_dir ? override_dir : INFERTUNE_FIXTURES_DIR;
+  return std::filesystem::path(dir) / relative;
+}
+
+std::vector<std::string> fixture_gguf_files() {
+  std::vector<std::string> names;
+  for (const char* dir : {"models", "vocab"}) {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(fixture_path(dir), ec)) {
+      if (entry.path().extension() == ".gguf")
+        names.push_back(std::string(dir) + "/" + entry.path().filename().string());
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 std::vector<std::byte> read_file_bytes(const std::filesystem::path& path) {

@@ -7,8 +7,14 @@
 
 namespace infertune::test {
 
-// ../shared/fixtures/<relative>; the directory is fixed at configure time (INFERTUNE_FIXTURES_DIR).
+// <fixtures>/<relative>: the directory is $INFERTUNE_FIXTURES_DIR when set, else the one configured at build time
+// (CMake's INFERTUNE_FIXTURES_DIR, ../shared/fixtures by default).
 std::filesystem::path fixture_path(const std::string& relative);
+
+// "models/NAME.gguf" and "vocab/NAME.gguf" for every GGUF fixture, sorted. Empty when the fixtures directory is
+// missing (a checkout not beside shared/): parameterized suites list no cases instead of throwing while gtest
+// enumerates the tests, which would stop the build; FixturesDirectory.Exists fails with the path instead.
+std::vector<std::string> fixture_gguf_files();
 
 std::vector<std::byte> read_file_bytes(const std::filesystem::path& path);
 std::vector<float> read_f32_file(const std::filesystem::path& path);

@@ -226,18 +226,6 @@ TEST(GgufReader, OpenReportsMissingAndEmptyFiles) {
 
 // ---- fixtures -----------------------------------------------------------------------------------
 
-std::vector<std::string> fixture_files() {
-  std::vector<std::string> names;
-  for (const char* dir : {"models", "vocab"}) {
-    for (const auto& entry : std::filesystem::directory_iterator(test::fixture_path(dir))) {
-      if (entry.path().extension() == ".gguf")
-        names.push_back(std::string(dir) + "/" + entry.path().filename().string());
-    }
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 class GgufFixture : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GgufFixture, ParsesAndTensorDataMatchesTheFile) {
@@ -262,13 +250,22 @@ TEST_P(GgufFixture, ParsesAndTensorDataMatchesTheFile) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(All, GgufFixture, ::testing::ValuesIn(fixture_files()), [](const auto& info) {
+INSTANTIATE_TEST_SUITE_P(All, GgufFixture, ::testing::ValuesIn(test::fixture_gguf_files()), [](const auto& info) {
   std::string name = info.param;
   for (char& c : name) {
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   }
   return name;
 });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GgufFixture);  // no fixtures: FixturesDirectory.Exists says where
+
+TEST(FixturesDirectory, Exists) {
+  const auto models = test::fixture_path("models");
+  ASSERT_TRUE(std::filesystem::is_directory(models))
+      << models.string() << " is not a directory: the tests read the shared fixtures from there; set "
+      << "INFERTUNE_FIXTURES_DIR=<the fixtures folder>, or configure with -DINFERTUNE_FIXTURES_DIR=<it>";
+  EXPECT_FALSE(test::fixture_gguf_files().empty()) << "no .gguf file under " << models.parent_path().string();
+}
 
 // Layout numbers below were computed by an independent Python reading of the fixtures.
 TEST(GgufFixtures, LayoutOfTheModels) {
