@@ -27,9 +27,11 @@ struct ReadBandwidth {
 
 struct RunInfo {
   std::string build_commit;
+  int64_t build_number = 0;                     // commits in the build's history (git rev-list --count), as llama.cpp's
   std::string cpu_info;                         // CPU model name
   std::string gpu_info;                         // GPU names, ", "-separated; empty without one
   std::string backends;                         // "CPU"
+  unsigned default_threads = 0;                 // what -t <= 0 runs on here: the physical cores with an allowed CPU
   std::optional<ReadBandwidth> read_bandwidth;  // absent: no probe
 };
 

@@ -1,8 +1,8 @@
 #pragma once
-// The columns of the csv, json, jsonl and sql outputs, in order: llama-bench's fields where they exist
-// (build_commit, cpu_info, ..., avg_ts, stddev_ts), then infertune's own (test, kernel, gemm,
-// n_threads_used, weight_bytes_per_token, roofline_pct, gops, error). A value the row does not have (an error row's
-// timings, a pp row's roofline) is null.
+// The columns of the csv, json, jsonl and sql outputs, in order: every field of llama-bench (build_commit,
+// build_number, cpu_info, ..., avg_ts, stddev_ts: its order and kinds), then infertune's own (use_mmap, numa,
+// prio, test, kernel, gemm, n_threads_used, weight_bytes_per_token, roofline_pct, gops, error). A value the row
+// does not have (an error row's timings, a pp row's roofline) is null.
 #include <nlohmann/json.hpp>
 
 #include <cstdint>

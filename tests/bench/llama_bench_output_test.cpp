@@ -67,6 +67,8 @@ BenchResult error_row() {
 RunInfo run_info() {
   RunInfo run;
   run.build_commit = "abc1234";
+  run.build_number = 1234;
+  run.default_threads = 6;
   run.cpu_info = "Test CPU";
   run.backends = "CPU";
   run.read_bandwidth = kBandwidth;
@@ -313,6 +315,85 @@ TEST(BenchOutput, JsonHasEveryRawSample) {
 
   // No rows: still an array.
   EXPECT_EQ(nlohmann::json::parse(print(OutputFormat::json, {})), nlohmann::json::array());
+}
+
+// llama-bench's fields and their JSON kinds (tools/llama-bench/llama-bench.cpp, llama-cpp-python 0.3.36's source):
+// its readers, llama.cpp's compare-llama-bench.py among them, need every one. The live comparison with a built
+// llama-bench is tests/bench/llama_bench_fields_check.py.
+TEST(BenchOutput, JsonStartsWithEveryFieldOfLlamaBenchInItsOrder) {
+  using T = nlohmann::json::value_t;
+  const std::vector<std::pair<std::string, T>> llama_bench = {{"build_commit", T::string},
+                                                              {"build_number", T::number_integer},
+                                                              {"cpu_info", T::string},
+                                                              {"gpu_info", T::string},
+                                                              {"backends", T::string},
+                                                              {"model_filename", T::string},
+                                                              {"model_type", T::string},
+                                                              {"model_size", T::number_integer},
+                                                              {"model_n_params", T::number_integer},
+                                                              {"n_batch", T::number_integer},
+                                                              {"n_ubatch", T::number_integer},
+                                                              {"n_threads", T::number_integer},
+                                                              {"cpu_mask", T::string},
+                                                              {"cpu_strict", T::boolean},
+                                                              {"poll", T::number_integer},
+                                                              {"type_k", T::string},
+                                                              {"type_v", T::string},
+                                                              {"n_gpu_layers", T::number_integer},
+                                                              {"n_cpu_moe", T::number_integer},
+                                                              {"split_mode", T::string},
+                                                              {"main_gpu", T::number_integer},
+                                                              {"no_kv_offload", T::boolean},
+                                                              {"flash_attn", T::number_integer},
+                                                              {"devices", T::string},
+                                                              {"tensor_split", T::string},
+                                                              {"tensor_buft_overrides", T::string},
+                                                              {"load_mode", T::string},
+                                                              {"lazy_mode", T::string},
+                                                              {"embeddings", T::boolean},
+                                                              {"no_op_offload", T::number_integer},
+                                                              {"no_host", T::boolean},
+                                                              {"repack", T::boolean},
+                                                              {"fit_target", T::number_integer},
+                                                              {"fit_min_ctx", T::number_integer},
+                                                              {"n_prompt", T::number_integer},
+                                                              {"n_gen", T::number_integer},
+                                                              {"n_depth", T::number_integer},
+                                                              {"test_time", T::string},
+                                                              {"avg_ns", T::number_integer},
+                                                              {"stddev_ns", T::number_integer},
+                                                              {"avg_ts", T::number_float},
+                                                              {"stddev_ts", T::number_float}};
+  const auto json = nlohmann::ordered_json::parse(print(OutputFormat::json, {pp_row()}));
+  const auto& row = json.at(0);
+  ASSERT_GE(row.size(), llama_bench.size());
+  auto it = row.begin();
+  for (const auto& [name, type] : llama_bench) {
+    EXPECT_EQ(it.key(), name);
+    // nlohmann reads a non-negative integer as unsigned: the kind, not the sign, is what readers depend on.
+    const auto got = it.value().type() == nlohmann::json::value_t::number_unsigned
+                         ? nlohmann::json::value_t::number_integer
+                         : it.value().type();
+    EXPECT_EQ(got, type) << name << " = " << it.value().dump();
+    ++it;
+  }
+  EXPECT_EQ(row.at("build_number"), 1234);
+  EXPECT_EQ(row.at("n_threads"), 2);  // -t 2 as given
+  EXPECT_EQ(row.at("load_mode"), "auto");
+  EXPECT_EQ(row.at("no_kv_offload"), false);
+}
+
+TEST(BenchOutput, DefaultThreadsArePrintedAsTheCountThatRuns) {
+  BenchResult r = pp_row();
+  r.test.settings.placement.threads = 0;  // -t absent
+  BenchResult no_mmap = r;
+  no_mmap.test.settings.use_mmap = false;
+  no_mmap.test.settings.kv_offload = false;
+  const auto json = nlohmann::json::parse(print(OutputFormat::json, {r, no_mmap}));
+  EXPECT_EQ(json[0].at("n_threads"), 6);  // run_info()'s default_threads, as llama-bench prints its default
+  EXPECT_EQ(json[1].at("load_mode"), "none");
+  EXPECT_EQ(json[1].at("use_mmap"), false);
+  EXPECT_EQ(json[1].at("no_kv_offload"), true);
 }
 
 TEST(BenchOutput, JsonlIsOneObjectPerLine) {

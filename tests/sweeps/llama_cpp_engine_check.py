@@ -21,7 +21,9 @@ import subprocess
 import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TOOLS = ["llama-bench", "llama-batched-bench", "llama-server"]
+# llama-quantize and llama-imatrix are not used here: building them with the rest (seconds each, against the same
+# libraries) lets quantize_imatrix_check and imatrix_check, which ctest runs after this one, compare with llama.cpp.
+TOOLS = ["llama-bench", "llama-batched-bench", "llama-server", "llama-quantize", "llama-imatrix"]
 
 
 def skip(why: str):
