@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -19,19 +20,39 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // The fields of a bench row that say what was run (llama-bench's names), with the flag a label shows them
-// by. Everything else (timings, build, CPU names, test_time) differs between the sides or between runs.
+// by. Everything else (timings, build, CPU names, test_time) differs between the sides or between runs. Not
+// --numa and --prio: one value per run, the same flags go to both sides, and llama-bench does not print them.
 struct ParameterField {
   const char* field;
   const char* flag;
 };
 constexpr std::array kParameterFields{
-    ParameterField{"model_filename", "-m"}, ParameterField{"n_prompt", "-p"},    ParameterField{"n_gen", "-n"},
-    ParameterField{"n_depth", "-d"},        ParameterField{"n_batch", "-b"},     ParameterField{"n_ubatch", "-ub"},
-    ParameterField{"n_threads", "-t"},      ParameterField{"cpu_mask", "-C"},    ParameterField{"cpu_strict", "--cpu-strict"},
-    ParameterField{"poll", "--poll"},       ParameterField{"type_k", "-ctk"},    ParameterField{"type_v", "-ctv"},
-    ParameterField{"n_gpu_layers", "-ngl"}, ParameterField{"flash_attn", "-fa"}, ParameterField{"use_mmap", "-mmp"},
-    ParameterField{"numa", "--numa"},       ParameterField{"prio", "--prio"},
+    ParameterField{"model_filename", "-m"},
+    ParameterField{"n_prompt", "-p"},
+    ParameterField{"n_gen", "-n"},
+    ParameterField{"n_depth", "-d"},
+    ParameterField{"n_batch", "-b"},
+    ParameterField{"n_ubatch", "-ub"},
+    ParameterField{"n_threads", "-t"},
+    ParameterField{"cpu_mask", "-C"},
+    ParameterField{"cpu_strict", "--cpu-strict"},
+    ParameterField{"poll", "--poll"},
+    ParameterField{"type_k", "-ctk"},
+    ParameterField{"type_v", "-ctv"},
+    ParameterField{"n_gpu_layers", "-ngl"},
+    ParameterField{"flash_attn", "-fa"},
+    ParameterField{"use_mmap", "-mmp"},
 };
+
+// llama-bench replaced use_mmap (-mmp) with load_mode (-lm): a row with only load_mode gets the use_mmap it
+// implies, so that it matches bench's row (which has both) and an older llama-bench's.
+void add_use_mmap_from_load_mode(const nlohmann::json& row, nlohmann::json& parameters) {
+  if (parameters.contains("use_mmap")) return;
+  auto mode = row.find("load_mode");
+  if (mode == row.end() || !mode->is_string()) return;
+  const std::string text = mode->get<std::string>();
+  parameters["use_mmap"] = text == "auto" || text == "mmap" || text == "mmap+mlock";
+}
 
 int64_t int_field(const nlohmann::json& row, const char* name) {
   auto it = row.find(name);
@@ -48,12 +69,46 @@ std::string test_name_of(const nlohmann::json& row) {
 
 std::string text_of(const nlohmann::json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); }
 
+// A test on one side only, where the other side ran the same model and test under other parameters (a flag one
+// binary defaults differently, such as llama-bench's -ngl -1 against bench's 0): say which, so the user can pass
+// it to both.
+void note_parameter_mismatches(const std::map<std::string, nlohmann::json>& baseline,
+                               const std::map<std::string, nlohmann::json>& candidate,
+                               std::vector<std::string>& notes) {
+  constexpr std::array kSameTest = {"model_filename", "n_prompt", "n_gen", "n_depth"};
+  for (const auto& [base_key, base] : baseline) {
+    if (candidate.contains(base_key)) continue;
+    for (const auto& [cand_key, cand] : candidate) {
+      if (baseline.contains(cand_key)) continue;
+      if (!std::ranges::all_of(kSameTest, [&](const char* f) {
+            return base.value(f, nlohmann::json()) == cand.value(f, nlohmann::json());
+          })) {
+        continue;
+      }
+      std::string differences;
+      for (const ParameterField& f : kParameterFields) {
+        const nlohmann::json a = base.value(f.field, nlohmann::json()), b = cand.value(f.field, nlohmann::json());
+        if (a != b)
+          differences +=
+              fmt::format("{}{} ({}) {} vs {}", differences.empty() ? "" : ", ", f.field, f.flag, a.dump(), b.dump());
+      }
+      notes.push_back(
+          fmt::format("{} {} ran with other parameters on each side ({}: baseline vs candidate): give "
+                      "those flags to both to compare it",
+                      std::filesystem::path(base.value("model_filename", "")).filename().string(), test_name_of(base),
+                      differences));
+      break;
+    }
+  }
+}
+
 // Labels: model file, test, and every parameter whose value differs between the configurations.
 void label_configurations(std::vector<MeasuredConfiguration>& configurations,
                           const std::map<std::string, nlohmann::json>& parameters) {
   std::map<std::string, std::set<std::string>> values;
   for (const auto& [key, p] : parameters) {
-    for (const ParameterField& f : kParameterFields) values[f.field].insert(p.contains(f.field) ? p[f.field].dump() : "");
+    for (const ParameterField& f : kParameterFields)
+      values[f.field].insert(p.contains(f.field) ? p[f.field].dump() : "");
   }
   for (MeasuredConfiguration& c : configurations) {
     const nlohmann::json& p = parameters.at(c.key);
@@ -116,8 +171,8 @@ Result<BlockOutput> run_block(const BenchBinary& binary, const AbbaPlan& plan, c
       process->kill_group();
       const WorkerExit exit = process->finish(std::chrono::milliseconds(0));
       (void)exit;
-      return fail("{}: stdout line {} is not a bench jsonl result ({}): '{}'", where, line_number,
-                  row.error().message, line.text.substr(0, 120));
+      return fail("{}: stdout line {} is not a bench jsonl result ({}): '{}'", where, line_number, row.error().message,
+                  line.text.substr(0, 120));
     }
     output.rows.push_back(std::move(*row));
   }
@@ -125,7 +180,8 @@ Result<BlockOutput> run_block(const BenchBinary& binary, const AbbaPlan& plan, c
   if (!exit.exited || exit.exit_code != 0) {
     return fail("{}: {}; stderr: {}", where, exit.describe(), stderr_text(process->stderr_tail()));
   }
-  if (output.rows.empty()) return fail("{}: printed no result (stderr: {})", where, stderr_text(process->stderr_tail()));
+  if (output.rows.empty())
+    return fail("{}: printed no result (stderr: {})", where, stderr_text(process->stderr_tail()));
   return output;
 }
 
@@ -212,6 +268,7 @@ Result<BenchRow> parse_bench_row(const std::string& line) {
   for (const ParameterField& f : kParameterFields) {
     if (auto it = row.find(f.field); it != row.end()) result.parameters[f.field] = *it;
   }
+  add_use_mmap_from_load_mode(row, result.parameters);
   result.key = result.parameters.dump();
   const int64_t p = int_field(row, "n_prompt");
   const int64_t n = int_field(row, "n_gen");
@@ -247,12 +304,13 @@ Result<AbbaResult> run_abba(const BenchBinary& baseline, const BenchBinary& cand
     }
     ++side_block;
     if (plan.progress) {
-      print_progress(binary, block, plan.blocks,
-                     std::chrono::duration<double>(Clock::now() - block_started).count(), started);
+      print_progress(binary, block, plan.blocks, std::chrono::duration<double>(Clock::now() - block_started).count(),
+                     started);
     }
   }
   label_configurations(result.baseline.configurations, base_parameters);
   label_configurations(result.candidate.configurations, cand_parameters);
+  note_parameter_mismatches(base_parameters, cand_parameters, result.baseline.notes);
   auto describe = [&](const BenchBinary& b, int n) {
     std::string env;
     for (const std::string& e : b.environment) env += e + " ";

@@ -30,8 +30,10 @@ std::filesystem::path write_runs(const std::filesystem::path& dir) {
   const auto path = dir / "runs.db";
   auto store = ResultsStore::open(path);
   EXPECT_TRUE(store);
-  test::add_sweep(*store, {{test::tg_config(1), test::noisy(100, 10, 1)}, {test::tg_config(2), test::noisy(180, 10, 2)}});
-  test::add_sweep(*store, {{test::tg_config(1), test::noisy(100, 10, 3)}, {test::tg_config(2), test::noisy(180, 10, 4)}});
+  test::add_sweep(*store,
+                  {{test::tg_config(1), test::noisy(100, 10, 1)}, {test::tg_config(2), test::noisy(180, 10, 2)}});
+  test::add_sweep(*store,
+                  {{test::tg_config(1), test::noisy(100, 10, 3)}, {test::tg_config(2), test::noisy(180, 10, 4)}});
   test::add_sweep(*store, {{test::tg_config(1), test::noisy(80, 10, 5)}, {test::tg_config(3), test::noisy(200, 10, 6)}},
                   "spec-b", "def456");
   return path;
@@ -93,8 +95,8 @@ TEST(CompareCli, NonStoreFilesAreRefusedAndLeftByteIdentical) {
   const auto other = dir / "other.db";
   sqlite3* handle = nullptr;
   ASSERT_EQ(sqlite3_open(other.c_str(), &handle), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(handle, "CREATE TABLE notes (x TEXT); INSERT INTO notes VALUES ('keep me');", nullptr,
-                         nullptr, nullptr),
+  ASSERT_EQ(sqlite3_exec(handle, "CREATE TABLE notes (x TEXT); INSERT INTO notes VALUES ('keep me');", nullptr, nullptr,
+                         nullptr),
             SQLITE_OK);
   sqlite3_close(handle);
   const std::string before = read_text(other);
@@ -118,10 +120,10 @@ TEST(CompareCli, NewerSchemaIsRefused) {
   const auto db = write_runs(dir);
   sqlite3* handle = nullptr;
   ASSERT_EQ(sqlite3_open(db.c_str(), &handle), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(handle,
-                         "INSERT INTO schema_version (version, description, applied_at) VALUES (999, 'future', 'x')",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_exec(handle, "INSERT INTO schema_version (version, description, applied_at) VALUES (999, 'future', 'x')",
+                   nullptr, nullptr, nullptr),
+      SQLITE_OK);
   sqlite3_close(handle);
   const auto r = test::run_command(compare(db.string() + ":1 " + db.string() + ":2"));
   EXPECT_EQ(r.exit_code, 4) << r.output;
@@ -133,10 +135,16 @@ TEST(CompareCli, BadInputExitsWithFour) {
   const auto dir = test::temp_dir();
   const auto db = write_runs(dir);
   const std::string sides = db.string() + ":1 " + db.string() + ":2";
-  const std::vector<std::string> cases{sides + " --metric tg,speed", sides + " --threshold 120%", sides + " --threshold x",
-                                  sides + " -o html", sides + " --frobnicate", db.string() + ":1",
-                                  db.string() + ":1 " + (dir / "missing.db").string(), db.string() + ":1 " + db.string() + ":9",
-                                  sides + " --threshold auto", "--bin /nonexistent/infertune --bin /bin/true -m x.gguf"};
+  const std::vector<std::string> cases{sides + " --metric tg,speed",
+                                       sides + " --threshold 120%",
+                                       sides + " --threshold x",
+                                       sides + " -o html",
+                                       sides + " --frobnicate",
+                                       db.string() + ":1",
+                                       db.string() + ":1 " + (dir / "missing.db").string(),
+                                       db.string() + ":1 " + db.string() + ":9",
+                                       sides + " --threshold auto",
+                                       "--bin /nonexistent/infertune --bin /bin/true -m x.gguf"};
   for (const std::string& args : cases) {
     const auto r = test::run_command(compare(args));
     EXPECT_EQ(r.exit_code, 4) << args << "\n" << r.output;
@@ -187,9 +195,10 @@ TEST(CompareCli, BinariesAreRunInAbbaOrderWithTheirOwnEnvironment) {
   const auto dir = test::temp_dir();
   const auto log = dir / "order.log";
   // Each run appends its side (from the environment) to the log and reports 100 t/s.
-  const auto bench = script(dir, "logging-bench",
-                            "echo \"$SIDE $*\" >> " + log.string() +
-                                "\necho '{\"model_filename\":\"m.gguf\",\"n_prompt\":0,\"n_gen\":16,\"samples_ts\":[100,100,100]}'");
+  const auto bench =
+      script(dir, "logging-bench",
+             "echo \"$SIDE $*\" >> " + log.string() +
+                 "\necho '{\"model_filename\":\"m.gguf\",\"n_prompt\":0,\"n_gen\":16,\"samples_ts\":[100,100,100]}'");
   const auto r = test::run_command(compare("--bin " + bench.string() + " --bin " + bench.string() +
                                            " --baseline-env SIDE=A --candidate-env SIDE=B --blocks 12 -m m.gguf -n 16 "
                                            "-t 1 -ngl 0 -q"));
@@ -198,6 +207,35 @@ TEST(CompareCli, BinariesAreRunInAbbaOrderWithTheirOwnEnvironment) {
   std::string expected;
   for (char side : std::string("ABBAABBAABBA")) expected += std::string(1, side) + " " + expected_args + "\n";
   EXPECT_EQ(read_text(log), expected);
+}
+
+// llama-bench's rows (load_mode, no use_mmap, numa or prio) pair with bench's (all of them) when the tests are the
+// same; a test whose parameters differ between the sides is named with the parameter in a note.
+TEST(CompareCli, LlamaBenchRowsPairWithBenchRows) {
+  const auto dir = test::temp_dir();
+  const std::string common =
+      R"("model_filename":"m.gguf","n_prompt":0,"n_gen":16,"n_threads":2,"samples_ts":[100,100,100])";
+  const auto llama_bench = script(dir, "llama-bench", "echo '{" + common + R"(,"n_gpu_layers":0,"load_mode":"auto"}')");
+  const auto bench =
+      script(dir, "bench-binary", "echo '{" + common + R"(,"n_gpu_layers":0,"use_mmap":true,"numa":"none","prio":0}')");
+  auto r = test::run_command(compare("--bin " + llama_bench.string() + " --bin " + bench.string() +
+                                     " --blocks 4 -m m.gguf -n 16 -q --json " + (dir / "out.json").string()));
+  auto doc = nlohmann::json::parse(read_text(dir / "out.json"), nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << r.output;
+  EXPECT_EQ(doc["comparisons"].size(), 1u) << r.output;
+  EXPECT_TRUE(doc["unmatched"].empty()) << r.output;
+
+  const auto gpu_default =
+      script(dir, "llama-bench-ngl", "echo '{" + common + R"(,"n_gpu_layers":-1,"load_mode":"none"}')");
+  r = test::run_command(compare("--bin " + gpu_default.string() + " --bin " + bench.string() +
+                                " --blocks 4 -m m.gguf -n 16 -q --json " + (dir / "out.json").string()));
+  doc = nlohmann::json::parse(read_text(dir / "out.json"), nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << r.output;
+  EXPECT_TRUE(doc["comparisons"].empty()) << r.output;
+  ASSERT_EQ(doc["notes"].size(), 1u) << r.output;
+  EXPECT_EQ(doc["notes"][0],
+            "m.gguf tg16 ran with other parameters on each side (n_gpu_layers (-ngl) -1 vs 0, use_mmap (-mmp) false "
+            "vs true: baseline vs candidate): give those flags to both to compare it");
 }
 
 }  // namespace
