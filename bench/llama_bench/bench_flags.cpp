@@ -55,10 +55,35 @@ Status resolve_workloads(const BenchFlagText& t, BenchParams& p) {
   return {};
 }
 
+// llama-bench's -nkvo 0,1 (1: the K/V cache stays in CPU memory) as --kv-offload values (the inverse), and its
+// -lm (load mode) as -mmp values: auto and mmap map the file (1), none reads it (0). llama.cpp's mlock and
+// direct-I/O modes are refused by name: infertune has neither.
+Status translate_llama_bench_lists(const BenchFlagText& t, SettingText& settings) {
+  auto no_kv_offload = parse_word_list(t.no_kv_offload, "-nkvo");
+  if (!no_kv_offload) return no_kv_offload.error();
+  for (const std::string& v : *no_kv_offload) {
+    if (v != "0" && v != "1") return fail("-nkvo: '{}' is not 0 or 1", v);
+    settings.occurrences["kv_offload"].push_back(v == "1" ? "0" : "1");
+  }
+  auto load_mode = parse_word_list(t.load_mode, "-lm");
+  if (!load_mode) return load_mode.error();
+  std::vector<std::string>& mmap = settings.occurrences["mmap"];
+  if (!load_mode->empty() && !mmap.empty()) return fail("-lm and -mmp: give one of them");
+  for (const std::string& v : *load_mode) {
+    if (v != "auto" && v != "mmap" && v != "none") {
+      return fail("-lm: '{}' is not supported (auto or mmap: map the file; none: read it into memory)", v);
+    }
+    mmap.push_back(v == "none" ? "0" : "1");
+  }
+  return {};
+}
+
 // Each -C mask must name CPUs of this machine only (as `run -C` checks), so a typo is refused before any
 // model is loaded rather than narrowed with a warning in every test.
 Status resolve_settings(const BenchFlagText& t, const MachineCpus& machine, BenchParams& p) {
-  auto given = parse_setting_text(t.settings, Command::bench);
+  SettingText text = t.settings;
+  if (Status s = translate_llama_bench_lists(t, text); !s) return s;
+  auto given = parse_setting_text(text, Command::bench);
   if (!given) return given.error();
   if (Status s = check_settings_on_machine(*given, machine); !s) return s;
   for (auto& [key, values] : *given) p.settings[key] = std::move(values);
@@ -75,6 +100,10 @@ void add_bench_flags(CLI::App& app, BenchFlagText& t) {
   add_list(app, "--pg", t.n_pg, "-pg pp,tg: a prompt followed by generation, timed together (repeatable)");
   add_list(app, "-d,--n-depth", t.n_depth, "Tokens already in the KV cache when the test starts (default 0)");
   add_setting_list_flags(app, Command::bench, t.settings);
+  add_list(app, "--no-kv-offload", t.no_kv_offload,
+           "llama-bench's -nkvo: 1 keeps the GPU layers' K/V cache in CPU memory (--kv-offload 0); a comma list");
+  add_list(app, "--load-mode", t.load_mode,
+           "llama-bench's -lm: auto or mmap map the model (-mmp 1), none reads it (-mmp 0); a comma list");
   app.add_option("-r,--repetitions", t.repetitions, "Timed repetitions of each test (default 5)")
       ->transform(int_flag_range({.low = 1, .high = 100000}));
   app.add_option("--delay", t.delay_seconds, "Seconds to sleep before each test (default 0)")
@@ -107,6 +136,8 @@ Result<BenchParams> resolve_bench_params(const BenchFlagText& t, const MachineCp
 std::vector<FlagAlias> bench_flag_aliases() {
   std::vector<FlagAlias> aliases = setting_flag_aliases(Command::bench);
   aliases.push_back({"-pg", "--pg"});
+  aliases.push_back({"-nkvo", "--no-kv-offload"});
+  aliases.push_back({"-lm", "--load-mode"});
   return aliases;
 }
 

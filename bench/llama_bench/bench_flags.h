@@ -19,6 +19,8 @@ namespace infertune {
 struct BenchFlagText {
   std::vector<std::string> models, n_prompt, n_gen, n_pg, n_depth;
   SettingText settings;
+  // llama-bench's -nkvo and -lm lists: translated into --kv-offload and -mmp values when resolved.
+  std::vector<std::string> no_kv_offload, load_mode;
   int repetitions = 5;
   int delay_seconds = 0;
   bool no_warmup = false;
@@ -35,8 +37,8 @@ void add_bench_flags(CLI::App& command, BenchFlagText& text);
 // against `machine` (the live one: engine/settings/setting_flags.h).
 Result<BenchParams> resolve_bench_params(const BenchFlagText& text, const MachineCpus& machine = this_machine_cpus);
 
-// The multi-letter short flags bench takes (-pg, and the settings' -ngl, -ub, -ctk, -ctv, -fa, -mmp) -> their
-// long forms; a command that registers the bench flags registers these with Subcommands::add_aliases.
+// The multi-letter short flags bench takes (-pg, -nkvo, -lm, and the settings' -ngl, -ub, -ctk, -ctv, -fa, -mmp)
+// -> their long forms; a command that registers the bench flags registers these with Subcommands::add_aliases.
 std::vector<FlagAlias> bench_flag_aliases();
 
 }  // namespace infertune

@@ -46,6 +46,9 @@ TEST(BenchFlagRanges, ListElementsOutOfRangeAreRefused) {
       {"bench", "--poll 50,101", "--poll: 101 is out of range; allowed: 0..100"},
       {"bench", "-C 0x1,65000-65535", "-C: '65000-65535': CPUs 65000-65535 are not on this machine"},
       {"bench", "-r 0", "--repetitions: 0 is out of range; allowed: 1..100000"},
+      {"bench", "-nkvo 0,2", "-nkvo: '2' is not 0 or 1"},
+      {"bench", "-lm mlock", "-lm: 'mlock' is not supported (auto or mmap: map the file; none: read it into memory)"},
+      {"bench", "-lm none -mmp 1", "-lm and -mmp: give one of them"},
       {"batched-bench", "-npl 1,0", "-npl: 0 is out of range; allowed: 1..256"},
       {"batched-bench", "-npp -128", "-npp: -128 is out of range; allowed: 1..16777216"},
       {"batched-bench", "-ntg -1", "-ntg: -1 is out of range; allowed: 0..16777216"},
@@ -90,6 +93,18 @@ TEST(BenchFlagRanges, CpuMasksAreCheckedAgainstTheMachineGiven) {
   auto refused = resolve_bench_params(text, two);
   ASSERT_FALSE(refused);
   EXPECT_THAT(refused.error().message, HasSubstr("-C: '2-3': CPUs 2-3 are not on this machine"));
+}
+
+// llama-bench's -nkvo (inverse of --kv-offload) and -lm (its load modes, for -mmp), so its command lines run.
+TEST(BenchFlagRanges, LlamaBenchNoKvOffloadAndLoadModeListsBecomeSettings) {
+  BenchFlagText text;
+  text.models = {"x.gguf"};
+  text.no_kv_offload = {"0,1"};
+  text.load_mode = {"auto,none", "mmap"};
+  auto params = resolve_bench_params(text);
+  ASSERT_TRUE(params) << params.error().message;
+  EXPECT_EQ(params->values("kv_offload"), std::vector<std::string>({"1", "0"}));
+  EXPECT_EQ(params->values("mmap"), std::vector<std::string>({"1", "0", "1"}));
 }
 
 }  // namespace

@@ -24,7 +24,8 @@ import sqlite3
 import subprocess
 import sys
 
-FLAGS = ["-p", "16", "-n", "4", "-r", "2", "-ngl", "0"]
+# -nkvo and -lm as today's llama-bench spells them (bench translates them into --kv-offload and -mmp values).
+FLAGS = ["-p", "16", "-n", "4", "-r", "2", "-ngl", "0", "-nkvo", "0,1", "-lm", "none"]
 # Fields whose values may differ between the two engines: who built it, llama.cpp's per-architecture size label
 # ("?B (guessed)") against our parameter count, when it ran, and the measurements.
 MAY_DIFFER = {"build_commit", "build_number", "model_type", "test_time", "avg_ns", "stddev_ns", "avg_ts",
