@@ -101,7 +101,8 @@ void add_bench_flags(CLI::App& app, BenchFlagText& t) {
   add_list(app, "-d,--n-depth", t.n_depth, "Tokens already in the KV cache when the test starts (default 0)");
   add_setting_list_flags(app, Command::bench, t.settings);
   add_list(app, "--no-kv-offload", t.no_kv_offload,
-           "llama-bench's -nkvo: 1 keeps the GPU layers' K/V cache in CPU memory (--kv-offload 0); a comma list");
+           "llama-bench's -nkvo: 1 keeps the GPU layers' K/V cache in CPU memory (the inverse of --kv-offload); a "
+           "comma list");
   add_list(app, "--load-mode", t.load_mode,
            "llama-bench's -lm: auto or mmap map the model (-mmp 1), none reads it (-mmp 0); a comma list");
   app.add_option("-r,--repetitions", t.repetitions, "Timed repetitions of each test (default 5)")
