@@ -92,11 +92,11 @@ void note_parameter_mismatches(const std::map<std::string, nlohmann::json>& base
           differences +=
               fmt::format("{}{} ({}) {} vs {}", differences.empty() ? "" : ", ", f.field, f.flag, a.dump(), b.dump());
       }
-      notes.push_back(
-          fmt::format("{} {} ran with other parameters on each side ({}: baseline vs candidate): give "
-                      "those flags to both to compare it",
-                      std::filesystem::path(base.value("model_filename", "")).filename().string(), test_name_of(base),
-                      differences));
+      notes.push_back(fmt::format(
+          "{} {} ran with other parameters on each side ({}: baseline vs candidate): give "
+          "those flags to both to compare it",
+          std::filesystem::path(text_of(base.value("model_filename", nlohmann::json()))).filename().string(),
+          test_name_of(base), differences));
       break;
     }
   }

@@ -2,6 +2,7 @@
 // output formats), read-only opening (a file that is not a store, or of a newer schema, is refused and left
 // byte-identical), bad input (exit status 4), --noise-from, and --bin with binaries that fail or print garbage.
 // The ABBA self-test with the real engine is in compare_self_test.cpp.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -236,6 +237,19 @@ TEST(CompareCli, LlamaBenchRowsPairWithBenchRows) {
   EXPECT_EQ(doc["notes"][0],
             "m.gguf tg16 ran with other parameters on each side (n_gpu_layers (-ngl) -1 vs 0, use_mmap (-mmp) false "
             "vs true: baseline vs candidate): give those flags to both to compare it");
+
+  // A model file name that is not a string (a broken bench) is shown as it is, not thrown on.
+  const auto odd_a =
+      script(dir, "odd-a", R"(echo '{"model_filename":7,"n_prompt":0,"n_gen":16,"n_threads":1,"samples_ts":[1]}')");
+  const auto odd_b =
+      script(dir, "odd-b", R"(echo '{"model_filename":7,"n_prompt":0,"n_gen":16,"n_threads":2,"samples_ts":[1]}')");
+  r = test::run_command(compare("--bin " + odd_a.string() + " --bin " + odd_b.string() +
+                                " --blocks 4 -m m.gguf -n 16 -q --json " + (dir / "out.json").string()));
+  doc = nlohmann::json::parse(read_text(dir / "out.json"), nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << r.output;
+  ASSERT_EQ(doc["notes"].size(), 1u) << r.output;
+  EXPECT_THAT(doc["notes"][0].get<std::string>(), ::testing::StartsWith("7 tg16 ran with other parameters"))
+      << r.output;
 }
 
 }  // namespace
