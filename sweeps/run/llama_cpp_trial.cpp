@@ -78,7 +78,7 @@ void batched_bench_flags(const EngineSettings& s, const Workload& w, std::vector
   add(argv, "-c", std::to_string(std::max(s.context.n_ctx, needed)));
   if (!s.kv_offload) argv.push_back("--no-kv-offload");
   if (!s.use_mmap) argv.push_back("--no-mmap");
-  if (!s.repack) warnings.push_back("--repack 0: llama-batched-bench has no such flag; weights were repacked");
+  if (!s.repack) argv.push_back("--no-repack");
 }
 
 // llama-server: the trial's context as its slots (-np sequences sharing -c cells, as this engine's cache shares them:
