@@ -40,8 +40,8 @@ def tools_dir() -> str:
 
 def repack_crashes(bin_dir: str, model: str) -> bool:
     """Whether llama.cpp's repacked (extra buffer) kernels crash on this CPU while its plain ones run: its AMX
-    kernels (built in on a CPU with AMX, as llama-cpp-python's wheel is built for this CPU) die with SIGSEGV on the
-    fixture's small matrices. The sweeps then run with --repack 0, on both engines alike."""
+    kernels die with SIGSEGV on quantized matrices (llama.cpp issue 20824). scripts/setup builds llama-cpp-python
+    without them; one installed otherwise may have them. The sweeps then run with --repack 0, on both engines."""
     bench = [os.path.join(bin_dir, "llama-bench"), "-m", model, "-p", "16", "-n", "0", "-r", "1", "-t", "1"]
     default = subprocess.run(bench, capture_output=True, text=True)
     if default.returncode >= 0:
