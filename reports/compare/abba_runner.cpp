@@ -69,6 +69,12 @@ std::string test_name_of(const nlohmann::json& row) {
 
 std::string text_of(const nlohmann::json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); }
 
+// "model.gguf tg16": a bench row's (or its parameters') model file name and test, for people.
+std::string row_label(const nlohmann::json& row) {
+  const std::string model = row.contains("model_filename") ? text_of(row["model_filename"]) : "";
+  return fmt::format("{} {}", std::filesystem::path(model).filename().string(), test_name_of(row));
+}
+
 // A test on one side only, where the other side ran the same model and test under other parameters (a flag one
 // binary defaults differently, such as llama-bench's -ngl -1 against bench's 0): say which, so the user can pass
 // it to both.
@@ -92,11 +98,10 @@ void note_parameter_mismatches(const std::map<std::string, nlohmann::json>& base
           differences +=
               fmt::format("{}{} ({}) {} vs {}", differences.empty() ? "" : ", ", f.field, f.flag, a.dump(), b.dump());
       }
-      notes.push_back(fmt::format(
-          "{} {} ran with other parameters on each side ({}: baseline vs candidate): give "
-          "those flags to both to compare it",
-          std::filesystem::path(text_of(base.value("model_filename", nlohmann::json()))).filename().string(),
-          test_name_of(base), differences));
+      notes.push_back(
+          fmt::format("{} ran with other parameters on each side ({}: baseline vs candidate): give "
+                      "those flags to both to compare it",
+                      row_label(base), differences));
       break;
     }
   }
@@ -273,8 +278,7 @@ Result<BenchRow> parse_bench_row(const std::string& line) {
   const int64_t p = int_field(row, "n_prompt");
   const int64_t n = int_field(row, "n_gen");
   result.metric = p > 0 && n > 0 ? "pg_tps" : p > 0 ? "pp_tps" : "tg_tps";
-  const std::string model = row.contains("model_filename") ? text_of(row["model_filename"]) : "";
-  result.label = fmt::format("{} {}", std::filesystem::path(model).filename().string(), test_name_of(row));
+  result.label = row_label(row);
   if (auto it = row.find("error"); it != row.end() && !it->is_null()) {
     result.error = text_of(*it);
     if (result.error.empty()) result.error = "(no message)";

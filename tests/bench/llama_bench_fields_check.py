@@ -196,7 +196,7 @@ def main() -> int:
 
     our_commit = ours[0]["build_commit"]
     other = other_build(our_commit)
-    tests = [("pp" if r["n_gen"] == 0 else "tg") + str(r["n_prompt"] or r["n_gen"]) for r in ours]
+    tests = [r["test"] for r in ours]
     failures += check_compare_script(script, work, write_inputs(work, runs, other), (our_commit, other), tests)
     failures += check_abba_against_llama_bench(infertune, llama_bench, model)
     for f in failures:
