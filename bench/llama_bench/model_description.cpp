@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
-#include <cmath>
+#include <map>
 #include <utility>
+#include <vector>
 
 namespace infertune {
 namespace {
@@ -46,12 +48,86 @@ constexpr std::array<std::pair<uint32_t, std::string_view>, 33> kFileTypeNames{{
     {38, "MXFP4 MoE"},
 }};
 
-// Two significant digits below 10, whole numbers above: "1.2", "7.6", "13", "494".
-std::string two_digits(double value) {
-  if (value >= 10) return fmt::format("{:.0f}", value);
-  std::string text = fmt::format("{:.1f}", value);
-  if (text.size() > 2 && text.ends_with(".0")) text.resize(text.size() - 2);
-  return text;
+// The file type llama.cpp assumes when most tensors have this type (the K-quants as their "Medium" mix).
+constexpr std::array<std::pair<GgmlType, uint32_t>, 24> kGuessedFileTypes{{
+    {GgmlType::F32, 0},     {GgmlType::F16, 1},     {GgmlType::BF16, 32},    {GgmlType::Q4_0, 2},
+    {GgmlType::Q4_1, 3},    {GgmlType::Q5_0, 8},    {GgmlType::Q5_1, 9},     {GgmlType::Q8_0, 7},
+    {GgmlType::Q2_K, 10},   {GgmlType::Q3_K, 12},   {GgmlType::Q4_K, 15},    {GgmlType::Q5_K, 17},
+    {GgmlType::Q6_K, 18},   {GgmlType::TQ1_0, 36},  {GgmlType::TQ2_0, 37},   {GgmlType::IQ2_XXS, 19},
+    {GgmlType::IQ2_XS, 20}, {GgmlType::IQ2_S, 28},  {GgmlType::IQ3_XXS, 23}, {GgmlType::IQ1_S, 24},
+    {GgmlType::IQ1_M, 31},  {GgmlType::IQ4_NL, 25}, {GgmlType::IQ4_XS, 30},  {GgmlType::IQ3_S, 26},
+}};
+
+// The tables of llama.cpp's loaders (llama-cpp-python 0.3.36), one per architecture infertune runs.
+std::string_view llama_size_class_of_llama(const ModelConfig& c) {
+  switch (c.n_layers) {
+    case 16:
+      return "1B";  // Llama 3.2 1B
+    case 22:
+      return "1B";  // TinyLlama
+    case 26:
+      return "3B";
+    case 28:
+      return "3B";  // Llama 3.2 3B
+    case 30:
+      return "256M";
+    case 32:
+      return c.n_vocab == 49152 ? "3B" : (c.n_vocab < 40000 ? "7B" : "8B");
+    case 36:
+      return "8B";
+    case 40:
+      return "13B";
+    case 48:
+      return "34B";
+    case 60:
+      return "30B";
+    case 80:
+      return c.n_head == c.n_head_kv ? "65B" : "70B";
+    default:
+      return "?B";
+  }
+}
+
+std::string_view llama_size_class_of_qwen2(const ModelConfig& c) {
+  switch (c.n_layers) {
+    case 24:
+      return c.n_embd == 1024 ? "0.5B" : "1B";
+    case 28:
+      return c.n_embd == 1536 ? "1.5B" : "7B";
+    case 32:
+      return "7B";
+    case 36:
+      return "3B";
+    case 40:
+      return c.n_head == 20 ? "4B" : "13B";
+    case 48:
+      return "14B";
+    case 64:
+      return "32B";
+    case 80:
+      return "70B";
+    default:
+      return "?B";
+  }
+}
+
+std::string_view llama_size_class_of_gemma3(const ModelConfig& c) {
+  switch (c.n_layers) {
+    case 18:
+      return "270M";
+    case 26:
+      return "1B";
+    case 32:
+      return "8B";
+    case 34:
+      return "4B";
+    case 48:
+      return "12B";
+    case 62:
+      return "27B";
+    default:
+      return "?B";
+  }
 }
 
 }  // namespace
@@ -63,27 +139,46 @@ std::optional<std::string_view> llama_file_type_name(uint32_t llama_ftype) {
   return std::nullopt;
 }
 
-std::string parameter_count_label(uint64_t n_params) {
-  const double n = static_cast<double>(n_params);
-  if (n >= 1e9) return two_digits(n / 1e9) + "B";
-  if (n >= 1e6) return two_digits(n / 1e6) + "M";
-  if (n >= 1e3) return two_digits(n / 1e3) + "K";
-  return std::to_string(n_params);
+std::string_view llama_size_class(const ModelConfig& config) {
+  switch (config.arch) {
+    case ModelArch::Llama:
+      return llama_size_class_of_llama(config);
+    case ModelArch::Qwen2:
+      return llama_size_class_of_qwen2(config);
+    case ModelArch::Gemma3:
+      return llama_size_class_of_gemma3(config);
+  }
+  return "?B";
 }
 
-std::string model_description(std::string_view arch, uint64_t n_params, std::optional<uint32_t> file_type,
-                              std::string_view main_weight_type) {
-  std::string type;
-  if (file_type) {
-    if (auto name = llama_file_type_name(*file_type)) {
-      type = std::string(*name);
-    } else {
-      type = fmt::format("file type {}", *file_type);
+uint32_t guessed_llama_file_type(std::span<const GgufTensorInfo> tensors) {
+  // llama.cpp counts over its tensors sorted by name, so ties go the same way whatever the file's order.
+  std::vector<const GgufTensorInfo*> by_name;
+  for (const GgufTensorInfo& tensor : tensors) by_name.push_back(&tensor);
+  std::sort(by_name.begin(), by_name.end(), [](const auto* a, const auto* b) { return a->name < b->name; });
+  std::map<GgmlType, uint32_t> counts;
+  uint32_t most = 0;
+  GgmlType most_common = GgmlType::F32;
+  for (const GgufTensorInfo* tensor : by_name) {
+    if (++counts[tensor->type] > most) {
+      most = counts[tensor->type];
+      most_common = tensor->type;
     }
-  } else {
-    type = fmt::format("{} (guessed)", main_weight_type);
   }
-  return fmt::format("{} {} {}", arch, parameter_count_label(n_params), type);
+  for (const auto& [type, file_type] : kGuessedFileTypes) {
+    if (type == most_common) return file_type;
+  }
+  return 0;
+}
+
+std::string model_description(const ModelConfig& config, std::span<const GgufTensorInfo> tensors) {
+  std::string type;
+  if (config.file_type) {
+    type = std::string(llama_file_type_name(*config.file_type).value_or("unknown, may not work"));
+  } else {
+    type = fmt::format("(guessed) {}", llama_file_type_name(guessed_llama_file_type(tensors)).value_or("all F32"));
+  }
+  return fmt::format("{} {} {}", model_arch_name(config.arch), llama_size_class(config), type);
 }
 
 }  // namespace infertune

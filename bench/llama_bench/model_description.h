@@ -1,24 +1,32 @@
 #pragma once
-// The "model" column of llama-bench: "<arch> <size> <file type>", e.g. "llama 1.2B Q4_K - Medium".
-// The file type is named as llama.cpp names general.file_type (LLAMA_FTYPE_*); the size is the parameter
-// count rounded here (llama.cpp instead looks the layer count up in a per-architecture table, so its
-// "1B" is "1.2B" here).
+// The "model" column of llama-bench, "<arch> <size class> <file type>", spelled as llama.cpp spells it
+// ("llama 1B Q4_K - Medium", "llama ?B (guessed) all F32"), so that rows of both tools key alike wherever the
+// column is a key (llama.cpp's scripts/compare-llama-bench.py). The parameter count is model_n_params.
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+
+#include "engine/gguf/gguf_file.h"
+#include "engine/model/model_config.h"
 
 namespace infertune {
 
 // "Q4_K - Medium" for 15; nullopt for a number this table does not know.
 std::optional<std::string_view> llama_file_type_name(uint32_t llama_ftype);
 
-// 1'235'814'400 -> "1.2B", 494'032'768 -> "494M", 13'015'864'320 -> "13B".
-std::string parameter_count_label(uint64_t n_params);
+// llama.cpp's size class for a model's shape. Its table, per architecture, looks at the layer count and for a
+// few counts at the vocabulary, width or heads: "1B" for a 16-layer llama, "?B" for a shape it has no entry for.
+std::string_view llama_size_class(const ModelConfig& config);
 
-// `file_type`: general.file_type when the file has it; else the most common weight type's name stands in,
-// marked "(guessed)" as llama.cpp does.
-std::string model_description(std::string_view arch, uint64_t n_params, std::optional<uint32_t> file_type,
-                              std::string_view main_weight_type);
+// The LLAMA_FTYPE llama.cpp assumes for a file without general.file_type: that of the type most tensors have
+// (of types with equal counts, the first to reach that count in tensor-name order); 0 (all F32) for a type
+// with no file type of its own, as llama.cpp falls back.
+uint32_t guessed_llama_file_type(std::span<const GgufTensorInfo> tensors);
+
+// The whole column; a guessed file type reads "(guessed) all F32", an unknown number "unknown, may not work",
+// as in llama.cpp.
+std::string model_description(const ModelConfig& config, std::span<const GgufTensorInfo> tensors);
 
 }  // namespace infertune

@@ -42,12 +42,6 @@ std::string kernel_variants(const std::map<GgmlType, uint64_t>& bytes_by_type) {
   return joined;
 }
 
-std::string main_type_name(const std::map<GgmlType, uint64_t>& bytes_by_type) {
-  auto most = std::max_element(bytes_by_type.begin(), bytes_by_type.end(),
-                               [](const auto& a, const auto& b) { return a.second < b.second; });
-  return most == bytes_by_type.end() ? std::string("?") : std::string(ggml_type_name(most->first));
-}
-
 }  // namespace
 
 ModelFacts model_facts(const Model& model) {
@@ -69,10 +63,9 @@ ModelFacts model_facts(const Model& model) {
     facts.weight_bytes_per_token += weights.token_embd.data.size() / weights.token_embd.n_rows;
 
   facts.kernel = kernel_variants(bytes_by_type);
-  for (GgmlType type : {GgmlType::F32, GgmlType::F16, GgmlType::BF16}) facts.float_weights |= bytes_by_type.count(type) > 0;
-  const ModelConfig& config = model.config();
-  facts.type =
-      model_description(model_arch_name(config.arch), facts.n_params, config.file_type, main_type_name(bytes_by_type));
+  for (GgmlType type : {GgmlType::F32, GgmlType::F16, GgmlType::BF16})
+    facts.float_weights |= bytes_by_type.count(type) > 0;
+  facts.type = model_description(model.config(), model.file().tensors());
   return facts;
 }
 

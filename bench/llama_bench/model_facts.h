@@ -10,7 +10,7 @@
 namespace infertune {
 
 struct ModelFacts {
-  std::string type;         // "llama 1.2B Q4_K - Medium" (model_description.h)
+  std::string type;         // "llama 1B Q4_K - Medium" (model_description.h)
   uint64_t size_bytes = 0;  // all tensor data, as stored (llama-bench's model_size)
   uint64_t n_params = 0;    // all tensor elements (model_n_params)
   // The matmul registry's variant for every weight type, the most bytes first ("avx2", "avx2+scalar").

@@ -6,10 +6,10 @@ scripts/compare-llama-bench.py.
    (string, integer, boolean, number); ours follow after them.
 2. Values: the fields that describe the machine, the file and the settings are equal (cpu_info, backends,
    model_filename, model_size, model_n_params, n_batch, n_ubatch, n_threads with -t absent, cpu_mask, ...,
-   n_prompt, n_gen, n_depth); only the build, the model's type label, the time and the measured figures may
-   differ.
+   n_prompt, n_gen, n_depth, model_type); only the build, the time and the measured figures may differ.
 3. llama.cpp's compare-llama-bench.py (from the same source tree) reads our sql, json, jsonl and csv output of two
-   runs (the second relabelled as another build) and prints one row per test for each.
+   runs (the second relabelled as another build) and prints one row per test for each; given llama-bench's rows
+   and ours, it puts the two engines side by side in one table.
 4. `infertune compare --bin llama-bench --bin infertune` pairs every test when both get the same flags, and when a
    default differs (-ngl) its note names the parameter.
 
@@ -26,9 +26,8 @@ import sys
 
 # -nkvo and -lm as today's llama-bench spells them (bench translates them into --kv-offload and -mmp values).
 FLAGS = ["-p", "16", "-n", "4", "-r", "2", "-ngl", "0", "-nkvo", "0,1", "-lm", "none"]
-# Fields whose values may differ between the two engines: who built it, llama.cpp's per-architecture size label
-# ("?B (guessed)") against our parameter count, when it ran, and the measurements.
-MAY_DIFFER = {"build_commit", "build_number", "model_type", "test_time", "avg_ns", "stddev_ns", "avg_ts",
+# Fields whose values may differ between the two engines: who built it, when it ran, and the measurements.
+MAY_DIFFER = {"build_commit", "build_number", "test_time", "avg_ns", "stddev_ns", "avg_ts",
               "stddev_ts", "samples_ns", "samples_ts"}
 
 
@@ -137,6 +136,29 @@ def check_compare_script(script: str, work: str, inputs: dict, builds: tuple, te
     return failures
 
 
+def check_compare_script_across_engines(script: str, work: str, theirs: list, ours: list, tests: list) -> list:
+    """compare-llama-bench.py given llama-bench's json and ours pairs each test of the two engines in one row
+    (llama-bench's rows relabelled as a build of their own: it writes "unknown" as its commit)."""
+    our_commit = ours[0]["build_commit"]
+    llama_build = other_build(our_commit)
+    files = []
+    for name, rows in [("llama-bench.json", [dict(r, build_commit=llama_build) for r in theirs]),
+                       ("infertune.json", ours)]:
+        files += ["-i", os.path.join(work, name)]
+        with open(files[-1], "w") as f:
+            json.dump(rows, f)
+    done = subprocess.run([sys.executable, script, *files, "-t", "llama-bench", "-b", llama_build, "-c", our_commit],
+                          capture_output=True, text=True, cwd=work, timeout=120)
+    table = [line for line in done.stdout.splitlines() if line.startswith("|")]
+    print(f"compare-llama-bench.py on llama-bench's json and ours: exit {done.returncode}, "
+          f"{max(len(table) - 2, 0)} rows")
+    print("\n".join(table))
+    if done.returncode != 0:
+        return [f"compare-llama-bench.py refused llama-bench's rows beside ours: {done.stderr.strip()[-600:]}"]
+    missing = [t for t in tests if not any(f"| {t} " in line for line in table)]
+    return [f"compare-llama-bench.py paired no {t} row of llama-bench and ours:\n{done.stdout}" for t in missing]
+
+
 def check_abba_against_llama_bench(infertune: str, llama_bench: str, model: str) -> list:
     """`compare --bin llama-bench --bin infertune` pairs every test of the two engines when the flags are the same
     (no -ngl: llama-bench's default is -1, ours 0, and the note must say so)."""
@@ -198,6 +220,7 @@ def main() -> int:
     other = other_build(our_commit)
     tests = [r["test"] for r in ours]
     failures += check_compare_script(script, work, write_inputs(work, runs, other), (our_commit, other), tests)
+    failures += check_compare_script_across_engines(script, work, theirs, ours, tests)
     failures += check_abba_against_llama_bench(infertune, llama_bench, model)
     for f in failures:
         print("FAIL", f)

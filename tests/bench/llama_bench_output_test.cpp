@@ -21,7 +21,7 @@ const ReadBandwidth kBandwidth{30.0, kBandwidthGbps, {}};
 
 ModelFacts facts() {
   ModelFacts m;
-  m.type = "llama 1.2B Q4_K - Medium";
+  m.type = "llama 1B Q4_K - Medium";
   m.size_bytes = 807'000'000;
   m.n_params = 1'235'814'400;
   m.kernel = "avx2";
@@ -225,7 +225,7 @@ TEST(BenchOutput, MarkdownIsLlamaBenchsTableWithErrorRows) {
   const auto [pp_mean, pp_sd] = ts_stats(pp_row().samples_ns, 128);
   EXPECT_NE(lines[2].find(fmt::format("{:.2f} ± {:.2f}", pp_mean, pp_sd)), std::string::npos) << lines[2];
   EXPECT_NE(lines[2].find("pp128"), std::string::npos);
-  EXPECT_NE(lines[2].find("llama 1.2B Q4_K - Medium"), std::string::npos);
+  EXPECT_NE(lines[2].find("llama 1B Q4_K - Medium"), std::string::npos);
   EXPECT_NE(lines[2].find(fmt::format("{:.2f} MiB", 807e6 / (1 << 20))), std::string::npos);
   EXPECT_NE(lines[2].find("1.24 B"), std::string::npos);
   EXPECT_NE(lines[3].find("tg32 @ d512"), std::string::npos);
@@ -298,7 +298,7 @@ TEST(BenchOutput, JsonHasEveryRawSample) {
   EXPECT_DOUBLE_EQ(pp.at("avg_ts").get<double>(), ts_stats(pp_row().samples_ns, 128).first);
   EXPECT_EQ(pp.at("n_prompt"), 128);
   EXPECT_EQ(pp.at("n_gen"), 0);
-  EXPECT_EQ(pp.at("model_type"), "llama 1.2B Q4_K - Medium");
+  EXPECT_EQ(pp.at("model_type"), "llama 1B Q4_K - Medium");
   EXPECT_EQ(pp.at("cpu_strict"), false);
   EXPECT_EQ(pp.at("flash_attn"), -1);
   EXPECT_TRUE(pp.at("roofline_pct").is_null());
