@@ -28,17 +28,29 @@ Status assign_ints(const std::vector<std::string>& text, const char* flag, const
   return {};
 }
 
-Result<OutputFormat> parse_output(const std::string& text) {
+Result<OutputFormat> parse_output(const std::string& text, const char* flag) {
   for (OutputFormat f :
        {OutputFormat::markdown, OutputFormat::csv, OutputFormat::json, OutputFormat::jsonl, OutputFormat::sql}) {
     if (text == output_format_name(f)) return f;
   }
-  return fail("-o: unknown format '{}' (md, csv, json, jsonl, sql)", text);
+  return fail("{}: unknown format '{}' (md, csv, json, jsonl, sql)", flag, text);
+}
+
+Status resolve_outputs(const BenchFlagText& t, BenchParams& p) {
+  auto output = parse_output(t.output, "-o");
+  if (!output) return output.error();
+  p.output = *output;
+  if (t.output_err.empty() || t.output_err == "none") return {};
+  auto output_err = parse_output(t.output_err, "-oe");
+  if (!output_err) return output_err.error();
+  p.output_err = *output_err;
+  return {};
 }
 
 Status resolve_workloads(const BenchFlagText& t, BenchParams& p) {
   auto models = parse_word_list(t.models, "-m");
   if (!models) return models.error();
+  if (models->empty()) return fail("-m: no model given (-m FILE.gguf; a comma list or -m again for more)");
   p.models = std::move(*models);
   if (Status s = assign_ints(t.n_prompt, "-p", {.low = 0, .high = kMaxTokens, .note = "0 = no pp test"}, p.n_prompt);
       !s)
@@ -93,8 +105,7 @@ Status resolve_settings(const BenchFlagText& t, const MachineCpus& machine, Benc
 }  // namespace
 
 void add_bench_flags(CLI::App& app, BenchFlagText& t) {
-  add_list(app, "-m,--model", t.models, "GGUF model file(s)");
-  app.get_option("--model")->required();
+  add_list(app, "-m,--model", t.models, "GGUF model file(s) (required)");
   add_list(app, "-p,--n-prompt", t.n_prompt, "Prompt tokens of a pp test (default 512; 0: no pp test)");
   add_list(app, "-n,--n-gen", t.n_gen, "Generated tokens of a tg test (default 128; 0: no tg test)");
   add_list(app, "--pg", t.n_pg, "-pg pp,tg: a prompt followed by generation, timed together (repeatable)");
@@ -111,26 +122,32 @@ void add_bench_flags(CLI::App& app, BenchFlagText& t) {
       ->transform(int_flag_range({.low = 0, .high = 3600}));
   app.add_flag("--no-warmup", t.no_warmup, "Skip the untimed warmup run of each test");
   app.add_option("-o,--output", t.output, "Output format: md, csv, json, jsonl, sql (default md)");
+  app.add_option("--output-err", t.output_err,
+                 "-oe: the results again on stderr, in this format: md, csv, json, jsonl, sql (default none)");
+  app.add_flag("--list-devices", t.list_devices, "List the CUDA devices bench can offload to, then exit");
+  app.add_flag("-v,--verbose", t.verbose,
+               "Print each model's load and each test's engine settings and thread placement on stderr");
   app.add_flag("--no-probe", t.no_probe, "Do not read or measure the host probe (roofline % stays empty)");
   app.add_flag("--progress", t.progress, "Print a line per step on stderr");
   app.add_flag("--profile", t.profile,
                "Time every op of the forward pass in the timed repetitions; print where a step's time goes "
                "(stderr)");
+  add_llama_bench_only_flags(app, t.llama_bench_only);
 }
 
 Result<BenchParams> resolve_bench_params(const BenchFlagText& t, const MachineCpus& machine) {
   BenchParams p;
   if (Status s = resolve_workloads(t, p); !s) return s.error();
   if (Status s = resolve_settings(t, machine, p); !s) return s.error();
-  auto output = parse_output(t.output);
-  if (!output) return output.error();
-  p.output = *output;
+  if (Status s = check_llama_bench_only_flags(t.llama_bench_only); !s) return s.error();
+  if (Status s = resolve_outputs(t, p); !s) return s.error();
   p.repetitions = t.repetitions;
   p.delay_seconds = t.delay_seconds;
   p.warmup = !t.no_warmup;
   p.probe = !t.no_probe;
   p.progress = t.progress;
   p.profile = t.profile;
+  p.verbose = t.verbose;
   return p;
 }
 
@@ -139,6 +156,8 @@ std::vector<FlagAlias> bench_flag_aliases() {
   aliases.push_back({"-pg", "--pg"});
   aliases.push_back({"-nkvo", "--no-kv-offload"});
   aliases.push_back({"-lm", "--load-mode"});
+  aliases.push_back({"-oe", "--output-err"});
+  for (const FlagAlias& alias : llama_bench_only_flag_aliases()) aliases.push_back(alias);
   return aliases;
 }
 

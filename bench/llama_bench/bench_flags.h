@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bench/llama_bench/bench_params.h"
+#include "bench/llama_bench/llama_bench_only_flags.h"
 #include "engine/cli/flag_aliases.h"
 #include "engine/settings/setting_flags.h"
 #include "kernels/result.h"
@@ -27,7 +28,11 @@ struct BenchFlagText {
   bool no_probe = false;
   bool progress = false;
   bool profile = false;
+  bool verbose = false;
+  bool list_devices = false;
   std::string output = "md";
+  std::string output_err;  // -oe: "" is none
+  LlamaBenchOnlyFlagText llama_bench_only;
 };
 
 // `text` must outlive the parse of `command`.
@@ -37,7 +42,8 @@ void add_bench_flags(CLI::App& command, BenchFlagText& text);
 // against `machine` (the live one: engine/settings/setting_flags.h).
 Result<BenchParams> resolve_bench_params(const BenchFlagText& text, const MachineCpus& machine = this_machine_cpus);
 
-// The multi-letter short flags bench takes (-pg, -nkvo, -lm, and the settings' -ngl, -ub, -ctk, -ctv, -fa, -mmp)
+// The multi-letter short flags bench takes (-pg, -nkvo, -lm, -oe, the settings' -ngl, -ub, -ctk, -ctv, -fa, -mmp,
+// and llama_bench_only_flags.h's)
 // -> their long forms; a command that registers the bench flags registers these with Subcommands::add_aliases.
 std::vector<FlagAlias> bench_flag_aliases();
 

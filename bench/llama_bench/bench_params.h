@@ -3,6 +3,7 @@
 // setting bench takes (engine/settings/settings_table.h: a list each, canonical text, the table's default when
 // not given; the cartesian product is run, see test_matrix.h) and the settings of the run itself. Defaults are
 // llama-bench's; see bench_flags.h for the flags that fill it.
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,13 +28,15 @@ struct BenchParams {
   SettingValues settings;
 
   // Settings of the whole run.
-  int repetitions = 5;     // -r
-  int delay_seconds = 0;   // --delay: sleep before each test
-  bool warmup = true;      // --no-warmup clears it
-  bool probe = true;       // --no-probe clears it: no roofline %
-  bool progress = false;   // --progress: a line per step on stderr
-  bool profile = false;    // --profile: per-op times of the timed repetitions on stderr
+  int repetitions = 5;    // -r
+  int delay_seconds = 0;  // --delay: sleep before each test
+  bool warmup = true;     // --no-warmup clears it
+  bool probe = true;      // --no-probe clears it: no roofline %
+  bool progress = false;  // --progress: a line per step on stderr
+  bool profile = false;   // --profile: per-op times of the timed repetitions on stderr
+  bool verbose = false;   // -v: each model's load and each test's settings and threads on stderr
   OutputFormat output = OutputFormat::markdown;
+  std::optional<OutputFormat> output_err;  // -oe: the results again, in this format, on stderr
 
   // The values of setting `key` ("batch_size").
   const std::vector<std::string>& values(const std::string& key) const { return settings.at(key); }

@@ -10,6 +10,7 @@
 
 #include "bench/llama_bench/context_setup.h"
 #include "bench/llama_bench/token_feed.h"
+#include "bench/llama_bench/verbose_notes.h"
 #include "engine/arch/op_profile.h"
 #include "engine/context/context.h"
 #include "engine/threading/placed_pool.h"
@@ -76,6 +77,7 @@ Status BenchRunner::ensure_model(const BenchTest& test, size_t index) {
   loaded_for_ = test;
   load_error_.clear();
   progress_.step(index, test_name(test), "loading " + test.model);
+  const auto start = std::chrono::steady_clock::now();
   auto model = Model::load(test.model, {.use_mmap = test.settings.use_mmap, .repack = test.settings.repack});
   if (!model) {
     load_error_ = "cannot load the model: " + model.error().message;
@@ -84,6 +86,10 @@ Status BenchRunner::ensure_model(const BenchTest& test, size_t index) {
   for (const std::string& warning : model->warnings()) progress_.note("warning: " + warning);
   model_ = std::move(*model);
   facts_ = model_facts(*model_);
+  if (params_.verbose) {
+    const std::chrono::duration<double, std::milli> load_time = std::chrono::steady_clock::now() - start;
+    progress_.note(load_note(test, model_->config().n_layers, *facts_, load_time.count()));
+  }
   return {};
 }
 
@@ -98,6 +104,9 @@ Status BenchRunner::measure(const BenchTest& test, size_t index, BenchResult& re
   if (!placed) return placed.error();
   for (const std::string& warning : placed->warnings) progress_.note(fmt::format("{}: warning: {}", name, warning));
   result.threads_used = placed->placed->plan.n_threads;
+  if (params_.verbose) {
+    for (const std::string& note : test_notes(name, test, placed->placed->plan)) progress_.note(note);
+  }
   Context* ctx = placed->context.get();
 
   if (params_.delay_seconds > 0) {

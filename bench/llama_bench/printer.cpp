@@ -2,8 +2,9 @@
 
 namespace infertune {
 
-std::unique_ptr<ResultPrinter> make_printer(std::FILE* out, const BenchParams& params, const RunInfo& run) {
-  switch (params.output) {
+std::unique_ptr<ResultPrinter> make_printer(std::FILE* out, OutputFormat format, const BenchParams& params,
+                                            const RunInfo& run) {
+  switch (format) {
     case OutputFormat::csv:
       return make_csv_printer(out, run);
     case OutputFormat::json:

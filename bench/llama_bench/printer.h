@@ -29,6 +29,8 @@ std::unique_ptr<ResultPrinter> make_csv_printer(std::FILE* out, const RunInfo& r
 std::unique_ptr<ResultPrinter> make_json_printer(std::FILE* out, const RunInfo& run, bool one_per_line);
 std::unique_ptr<ResultPrinter> make_sql_printer(std::FILE* out, const RunInfo& run);
 
-std::unique_ptr<ResultPrinter> make_printer(std::FILE* out, const BenchParams& params, const RunInfo& run);
+// A printer of `format` (bench prints -o's on stdout and -oe's, if given, on stderr).
+std::unique_ptr<ResultPrinter> make_printer(std::FILE* out, OutputFormat format, const BenchParams& params,
+                                            const RunInfo& run);
 
 }  // namespace infertune

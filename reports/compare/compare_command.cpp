@@ -248,9 +248,11 @@ int run_compare(CompareFlags& f) {
 
 void add_bench_pass_through(CLI::App& app, CompareFlags& f) {
   add_bench_flags(app, f.bench);
-  // compare has its own -o (the report's format) and progress; -m is needed by --bin only.
-  app.remove_option(app.get_option("--output"));
-  app.remove_option(app.get_option("--progress"));
+  // compare has its own -o (the report's format) and progress, reads the rows of -o only and runs models, not
+  // --list-devices; -m is needed by --bin only.
+  for (const char* own : {"--output", "--output-err", "--progress", "--list-devices"}) {
+    app.remove_option(app.get_option(own));
+  }
   app.get_option("--model")->required(false);
   for (CLI::Option* opt : app.get_options()) {
     if (opt->get_lnames().empty() || opt->get_lnames().front() == "help") continue;

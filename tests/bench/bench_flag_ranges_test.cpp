@@ -49,6 +49,7 @@ TEST(BenchFlagRanges, ListElementsOutOfRangeAreRefused) {
       {"bench", "-nkvo 0,2", "-nkvo: '2' is not 0 or 1"},
       {"bench", "-lm mlock", "-lm: 'mlock' is not supported (auto or mmap: map the file; none: read it into memory)"},
       {"bench", "-lm none -mmp 1", "-lm and -mmp: give one of them"},
+      {"bench", "-oe xml", "-oe: unknown format 'xml' (md, csv, json, jsonl, sql)"},
       {"batched-bench", "-npl 1,0", "-npl: 0 is out of range; allowed: 1..256"},
       {"batched-bench", "-npp -128", "-npp: -128 is out of range; allowed: 1..16777216"},
       {"batched-bench", "-ntg -1", "-ntg: -1 is out of range; allowed: 0..16777216"},
@@ -57,6 +58,13 @@ TEST(BenchFlagRanges, ListElementsOutOfRangeAreRefused) {
       {"batched-bench", "-C 65000-65535", "CPUs 65000-65535 are not on this machine"},
   };
   for (const BadList& c : cases) expect_refused(c);
+}
+
+TEST(BenchFlagRanges, AModelIsRequiredExceptToListDevices) {
+  const auto result = test::run_command(fmt::format("({} bench -p 8 > /dev/null)", test::infertune_binary()));
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("-m: no model given"));
+  EXPECT_EQ(test::run_command(test::infertune_binary() + " bench --list-devices").exit_code, 0);
 }
 
 TEST(BenchFlagRanges, BoundedListParserChecksEveryValue) {

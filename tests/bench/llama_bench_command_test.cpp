@@ -229,5 +229,33 @@ TEST_F(BenchCommand, SqlOutputLoadsIntoSqlite3) {
   EXPECT_EQ(rows.output, "pp16:0:1:1\ntg4:0:1:1\npp16:1:0:-\ntg4:1:0:-\n") << rows.output;
 }
 
+// -oe: the same rows a second time on stderr, in another format (llama-bench's -o csv -oe json).
+TEST_F(BenchCommand, OutputErrWritesTheSameRowsOnStderr) {
+  std::string out;
+  const auto result = bench("-m " + kModel + " -p 8 -n 2 -r 1 -t 1 --no-probe -o csv -oe json", out);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const auto json = nlohmann::json::parse(result.output, nullptr, false);  // stderr alone: stdout went to `out`
+  ASSERT_TRUE(json.is_array()) << result.output;
+  ASSERT_EQ(json.size(), 2u);
+  const auto csv = lines_of(out);
+  ASSERT_EQ(csv.size(), 3u) << out;
+  for (size_t i = 0; i < 2; ++i) {
+    const std::string avg_ns = "\"" + std::to_string(json[i].at("avg_ns").get<int64_t>()) + "\"";
+    EXPECT_NE(csv[i + 1].find(avg_ns), std::string::npos) << "row " << i << " differs: " << csv[i + 1];
+  }
+}
+
+// -v: the model's load, then per test the engine flags and a line per thread, on stderr; stdout unchanged.
+TEST_F(BenchCommand, VerboseDescribesTheLoadAndEachTestOnStderr) {
+  std::string out;
+  const auto result = bench("-m " + kModel + " -p 8 -n 0 -r 1 -t 2 -b 64 --no-probe -o jsonl -v", out);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("bench: loaded " + kModel + " in "), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("llama ?B Q4_0"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("bench: pp8: engine flags: -t 2 -b 64 "), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("bench: pp8: thread 1: CPU"), std::string::npos) << result.output;
+  EXPECT_EQ(lines_of(out).size(), 1u) << out;
+}
+
 }  // namespace
 }  // namespace infertune

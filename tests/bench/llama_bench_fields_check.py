@@ -24,8 +24,10 @@ import sqlite3
 import subprocess
 import sys
 
-# -nkvo and -lm as today's llama-bench spells them (bench translates them into --kv-offload and -mmp values).
-FLAGS = ["-p", "16", "-n", "4", "-r", "2", "-ngl", "0", "-nkvo", "0,1", "-lm", "none"]
+# -nkvo and -lm as today's llama-bench spells them (bench translates them into --kv-offload and -mmp values), and
+# the flags of features infertune does not have at llama-bench's defaults (bench takes those values only).
+FLAGS = ["-p", "16", "-n", "4", "-r", "2", "-ngl", "0", "-nkvo", "0,1", "-lm", "none",
+         "-ncmoe", "0", "-dev", "auto", "-lzm", "auto", "-embd", "0", "-nopo", "0", "--no-host", "0"]
 # Fields whose values may differ between the two engines: who built it, when it ran, and the measurements.
 MAY_DIFFER = {"build_commit", "build_number", "test_time", "avg_ns", "stddev_ns", "avg_ts",
               "stddev_ts", "samples_ns", "samples_ts"}

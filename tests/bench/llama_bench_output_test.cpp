@@ -90,7 +90,7 @@ std::string print(OutputFormat format, const std::vector<BenchResult>& rows, Ben
   const RunInfo run = run_info();
   std::FILE* file = std::tmpfile();
   {
-    auto printer = make_printer(file, params, run);
+    auto printer = make_printer(file, params.output, params, run);
     printer->header();
     for (const BenchResult& r : rows) printer->row(r);
     printer->footer();
