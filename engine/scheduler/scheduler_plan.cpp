@@ -272,4 +272,15 @@ std::optional<RequestId> SchedulerPlan::running(uint32_t slot) const {
   return s.request ? std::optional<RequestId>(s.request->id) : std::nullopt;
 }
 
+std::optional<SchedulerPlan::Progress> SchedulerPlan::progress(uint32_t slot) const {
+  const Slot& s = slots_[slot];
+  if (!s.request) return std::nullopt;
+  const Request& r = *s.request;
+  return Progress{.id = r.id,
+                  .n_prompt = r.n_prompt,
+                  .n_generated = static_cast<uint32_t>(r.history.size()) - r.n_prompt,
+                  .max_new_tokens = r.max_new_tokens,
+                  .prefilling = s.state == State::Prefill};
+}
+
 }  // namespace infertune

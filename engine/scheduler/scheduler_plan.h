@@ -111,6 +111,15 @@ class SchedulerPlan {
   std::span<const int32_t> history(uint32_t slot) const;
   // The request in `slot`, if one runs there.
   std::optional<RequestId> running(uint32_t slot) const;
+  // Where the request in `slot` stands (nullopt: the slot is idle), for monitoring (the server's GET /slots).
+  struct Progress {
+    RequestId id = 0;
+    uint32_t n_prompt = 0;        // the prompt's tokens
+    uint32_t n_generated = 0;     // tokens generated so far
+    uint32_t max_new_tokens = 0;  // the most it may generate
+    bool prefilling = false;      // its prompt (after a preemption: prompt + generated) is still being read
+  };
+  std::optional<Progress> progress(uint32_t slot) const;
   // Tokens of the sequence of `slot` that are in the KV cache (positions 0 .. size - 1).
   std::span<const int32_t> cached(uint32_t slot) const { return slots_[slot].cached; }
 

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 
 #include "engine/server/completion_route.h"
 #include "engine/server/json_fields.h"
@@ -89,7 +91,11 @@ Status HttpServer::bind() {
   return {};
 }
 
-void HttpServer::serve() { server_->listen_after_bind(); }
+void HttpServer::serve() {
+  serve_entered_ = true;
+  if (!stop_requested_) server_->listen_after_bind();
+  serve_returned_ = true;
+}
 
 void HttpServer::set_ready(ServedModel served) {
   impl_->served = std::move(served);
@@ -97,7 +103,13 @@ void HttpServer::set_ready(ServedModel served) {
 }
 
 void HttpServer::stop() {
-  if (server_) server_->stop();
+  stop_requested_ = true;
+  // Sequentially consistent: if serve() has not announced itself, it will see the request and not listen.
+  if (!server_ || !serve_entered_) return;
+  // serve() is listening, about to, or returning: wait until httplib's loop runs (or serve() is done) so that
+  // httplib's stop() takes.
+  while (!server_->is_running() && !serve_returned_) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  server_->stop();
 }
 
 namespace {
@@ -106,7 +118,7 @@ void send_json(httplib::Response& res, const json& body) { res.set_content(seria
 
 std::string route_label(const std::string& path) {
   for (const char* known : {"/health", "/v1/models", "/v1/completions", "/v1/chat/completions", "/tokenize",
-                            "/detokenize", "/apply-template", "/metrics"}) {
+                            "/detokenize", "/apply-template", "/metrics", "/slots", "/props"}) {
     const std::string_view k(known);
     if (path == k || (k.starts_with("/v1/") && path == k.substr(3))) return std::string(k);
   }
@@ -238,6 +250,23 @@ void HttpServer::add_routes() {
     auto prompt = render_chat(impl.served, request->messages, *add_generation_prompt);
     if (!prompt) return send_error(res, 400, prompt.error().message);
     send_json(res, {{"prompt", *prompt}, {"template", impl.served.chat_template->name()}});
+  });
+
+  server_->Get("/slots", [&impl, &options](const httplib::Request& req, httplib::Response& res) {
+    if (!options.slots)
+      return send_error(res, 501, "the slots endpoint is off (the server was started with --no-slots)");
+    const std::vector<SlotState> slots = impl.served.loop->slots();
+    const bool all_busy =
+        std::all_of(slots.begin(), slots.end(), [](const SlotState& s) { return s.running.has_value(); });
+    if (req.get_param_value("fail_on_no_slot") == "1" && all_busy) {
+      res.set_header("Retry-After", "1");
+      return send_error(res, 503, "no slot available");
+    }
+    send_json(res, slots_json(slots, impl.served.limits));
+  });
+
+  server_->Get("/props", [&impl](const httplib::Request&, httplib::Response& res) {
+    send_json(res, props_json(impl.served.props, impl.served.limits));
   });
 
   server_->Get("/metrics", [&options, &metrics](const httplib::Request&, httplib::Response& res) {

@@ -8,6 +8,9 @@
 //   POST /tokenize, /detokenize    {"content": ...} <-> {"tokens": [...]}
 //   POST /apply-template           {"messages": [...]} -> {"prompt": ...}: the text a chat request runs
 //   GET  /metrics                  Prometheus text (with --metrics)
+//   GET  /slots                    each slot's request and progress (monitoring_routes.h; off with --no-slots);
+//                                  ?fail_on_no_slot=1: 503 when every slot is busy
+//   GET  /props                    the server's defaults, slots, model path and chat template
 // The /v1 routes are also served without the prefix, as llama-server does.
 //
 // Every route but /health needs the API key when one is set (Authorization: Bearer KEY, compared in
@@ -26,6 +29,7 @@
 #include "engine/model/model.h"
 #include "engine/server/chat_template.h"
 #include "engine/server/completion_request.h"
+#include "engine/server/monitoring_routes.h"
 #include "engine/server/server_metrics.h"
 #include "engine/server/serving_loop.h"
 #include "engine/tokenizer/tokenizer.h"
@@ -43,6 +47,7 @@ struct HttpOptions {
   std::vector<std::string> api_keys;           // empty: no key needed
   std::string alias;                           // the model's name in replies and /v1/models
   bool metrics = false;                        // serve /metrics
+  bool slots = true;                           // serve /slots
   int timeout_s = 600;                         // read and write timeout of a connection
   int threads = 8;                             // HTTP worker threads (each holds one request while it runs)
   size_t max_body_bytes = 8u << 20;            // larger bodies get 413
@@ -57,6 +62,7 @@ struct ServedModel {
   std::optional<ChatTemplate> chat_template;  // absent: chat requests get 400 with the reason
   std::string chat_template_error;            // why there is none
   RequestLimits limits;
+  ServerProps props;  // what GET /props says beyond the limits
 };
 
 class HttpServer {
@@ -67,13 +73,14 @@ class HttpServer {
   // Binds the address (an error names it when it cannot), so that /health answers while the model loads.
   Status bind();
   int port() const { return port_; }
-  // Serves on the calling thread until stop().
+  // Serves on the calling thread until stop(); returns at once when stop() came first.
   void serve();
   // The model is ready: the routes answer from now on.
   void set_ready(ServedModel served);
   // Waits until every streamed or chunked reply has been written to its end (a draining server stops only
   // then, so that a finished request's last chunks and [DONE] reach the client); true when none is left.
   bool wait_replies(std::chrono::steady_clock::time_point deadline);
+  // Ends serve(), from any thread, whether or not it has started listening yet.
   void stop();
 
  private:
@@ -84,6 +91,12 @@ class HttpServer {
   std::unique_ptr<httplib::Server> server_;
   std::unique_ptr<Impl> impl_;
   int port_ = 0;
+  // httplib's stop() does nothing before its listen loop runs, so a stop that comes while serve() is still
+  // starting (a model that fails to load at once) would leave it listening forever: serve() and stop() each
+  // announce themselves before looking at the other (see stop()).
+  std::atomic<bool> serve_entered_{false};
+  std::atomic<bool> serve_returned_{false};
+  std::atomic<bool> stop_requested_{false};
 };
 
 // Constant-time equality of a presented key and the configured ones (the time does not depend on where

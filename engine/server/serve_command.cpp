@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -22,6 +23,7 @@
 #include "engine/model/model.h"
 #include "engine/sampling/sampling_flags.h"
 #include "engine/server/http_server.h"
+#include "engine/server/llama_server_flags.h"
 #include "engine/server/serving_loop.h"
 #include "engine/settings/make_context.h"
 #include "engine/settings/setting_flags.h"
@@ -42,6 +44,8 @@ struct ServeFlags {
   std::string api_key_file;
   std::string alias;
   bool metrics = false;
+  bool slots = true;
+  bool log_disable = false;
   int timeout_s = 600;
   int threads_http = 0;  // 0: -np + --queue-size + 4
   uint32_t queue_size = 16;
@@ -54,7 +58,15 @@ struct ServeFlags {
   bool mlock = false;
   EngineSettings settings;
   SamplingParams sampling;
+  LlamaServerFlagText llama_server;
 };
+
+// The server's own lines on stderr (not its errors), silenced by --log-disable.
+template <class... Args>
+void log_line(const ServeFlags& flags, fmt::format_string<Args...> format, Args&&... args) {
+  if (flags.log_disable) return;
+  fmt::print(stderr, "serve: {}\n", fmt::format(format, std::forward<Args>(args)...));
+}
 
 LoopLimits loop_limits(const ServeFlags& flags) {
   LoopLimits limits;
@@ -89,6 +101,7 @@ void choose_chat_template(const ServeFlags& flags, const Model& model, ServedMod
   if (!flags.chat_template_file.empty()) {
     std::ifstream in(flags.chat_template_file);
     const std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    served.props.chat_template_source = source;
     auto found = ChatTemplate::from_jinja(source);
     if (found) {
       served.chat_template = *found;
@@ -105,6 +118,7 @@ void choose_chat_template(const ServeFlags& flags, const Model& model, ServedMod
         ChatTemplate::names() + ") or use /v1/completions";
     return;
   }
+  served.props.chat_template_source = *source;
   auto found = ChatTemplate::from_jinja(*source);
   if (found) {
     served.chat_template = *found;
@@ -136,7 +150,7 @@ Result<Running> load(const ServeFlags& flags, ServerMetrics& metrics, ServedMode
   auto model = Model::load(
       flags.model, {.use_mmap = flags.settings.use_mmap, .mlock = flags.mlock, .repack = flags.settings.repack});
   if (!model) return model.error();
-  for (const std::string& w : model->warnings()) fmt::print(stderr, "serve: warning: {}\n", w);
+  for (const std::string& w : model->warnings()) log_line(flags, "warning: {}", w);
   Running r;
   r.model = std::make_unique<Model>(std::move(*model));
   auto tokenizer = Tokenizer::from_gguf(r.model->file());
@@ -144,7 +158,7 @@ Result<Running> load(const ServeFlags& flags, ServerMetrics& metrics, ServedMode
   r.tokenizer = std::make_unique<Tokenizer>(std::move(*tokenizer));
   auto placed = make_context(*r.model, flags.settings);
   if (!placed) return placed.error();
-  for (const std::string& w : placed->warnings) fmt::print(stderr, "serve: warning: {}\n", w);
+  for (const std::string& w : placed->warnings) log_line(flags, "warning: {}", w);
   r.placed = std::move(*placed);
   Context& ctx = *r.placed.context;
   SchedulerParams params{.n_parallel = ctx.n_seq_max(), .prefill_chunk = flags.prefill_chunk, .stop_at_eos = true};
@@ -160,6 +174,9 @@ Result<Running> load(const ServeFlags& flags, ServerMetrics& metrics, ServedMode
                    .max_tokens = flags.n_predict < 0 ? std::nullopt
                                                      : std::optional<uint32_t>(static_cast<uint32_t>(flags.n_predict))};
   choose_chat_template(flags, *r.model, served);
+  served.props.total_slots = ctx.n_seq_max();
+  served.props.model_path = flags.model;
+  served.props.chat_template_family = served.chat_template ? std::string(served.chat_template->name()) : "";
   return r;
 }
 
@@ -169,6 +186,7 @@ std::string default_alias(const std::string& path) {
 }
 
 int serve(ServeFlags& flags) {
+  if (Status s = check_llama_server_flags(flags.llama_server); !s) return report_error(kCommand, s.error().message);
   auto keys = read_api_keys(flags);
   if (!keys) return report_error(kCommand, keys.error().message);
   const sigset_t stop_signals = block_stop_signals();
@@ -180,11 +198,12 @@ int serve(ServeFlags& flags) {
        .api_keys = *keys,
        .alias = flags.alias.empty() ? default_alias(flags.model) : flags.alias,
        .metrics = flags.metrics,
+       .slots = flags.slots,
        .timeout_s = flags.timeout_s,
        .threads = flags.threads_http > 0 ? flags.threads_http : static_cast<int>(n_parallel + flags.queue_size + 4)},
       metrics);
   if (Status s = http.bind(); !s) return report_error(kCommand, s.error().message);
-  fmt::print(stderr, "serve: listening on http://{}:{} (loading {})\n", flags.host, http.port(), flags.model);
+  log_line(flags, "listening on http://{}:{} (loading {})", flags.host, http.port(), flags.model);
   std::thread listener([&http] { http.serve(); });
 
   std::atomic<ServingLoop*> loop_for_signal{nullptr};
@@ -192,12 +211,12 @@ int serve(ServeFlags& flags) {
     int sig = 0;
     sigwait(&stop_signals, &sig);
     if (sig == 0) return;  // woken to end
-    fmt::print(stderr, "serve: {} received: draining\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    log_line(flags, "{} received: draining", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     if (ServingLoop* loop = loop_for_signal.load()) {
       loop->drain();
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(flags.drain_timeout_s);
       if (!loop->wait_idle(deadline) || !http.wait_replies(deadline)) {
-        fmt::print(stderr, "serve: requests still running after {} s: cancelled\n", flags.drain_timeout_s);
+        log_line(flags, "requests still running after {} s: cancelled", flags.drain_timeout_s);
       }
     }
     http.stop();
@@ -212,17 +231,16 @@ int serve(ServeFlags& flags) {
     signals.join();
     return report_error(kCommand, running.error().message);
   }
-  if (!served.chat_template)
-    fmt::print(stderr, "serve: warning: chat requests will be refused: {}\n", served.chat_template_error);
+  if (!served.chat_template) log_line(flags, "warning: chat requests will be refused: {}", served.chat_template_error);
   loop_for_signal = running->loop.get();
   http.set_ready(served);
-  fmt::print(stderr, "serve: ready: {} ({} slots, {} context cells, chat template: {})\n", flags.model,
-             running->placed.context->n_seq_max(), served.limits.n_ctx,
-             served.chat_template ? std::string(served.chat_template->name()) : "none");
+  log_line(flags, "ready: {} ({} slots, {} context cells, chat template: {})", flags.model,
+           running->placed.context->n_seq_max(), served.limits.n_ctx,
+           served.chat_template ? std::string(served.chat_template->name()) : "none");
   listener.join();
   running->loop->stop();
   if (signals.joinable()) signals.join();
-  fmt::print(stderr, "serve: stopped\n");
+  log_line(flags, "stopped");
   return 0;
 }
 
@@ -241,7 +259,9 @@ void add_serve_command(Subcommands& commands) {
   app->add_option("--api-key-file", flags->api_key_file, "File of API keys, one per line");
   app->add_option("-a,--alias", flags->alias, "Model name in replies and /v1/models (default: the file name)");
   app->add_flag("--metrics", flags->metrics, "Serve Prometheus metrics at /metrics");
-  app->add_option("--timeout", flags->timeout_s, "Read/write timeout of a connection, seconds (default 600)")
+  app->add_flag("--slots,!--no-slots", flags->slots, "Serve each slot's state at /slots (default on; --no-slots: off)");
+  app->add_flag("--log-disable", flags->log_disable, "Print nothing on stderr but errors");
+  app->add_option("--timeout", flags->timeout_s, "-to: Read/write timeout of a connection, seconds (default 600)")
       ->transform(int_flag_range({.low = 1}));
   app->add_option("--threads-http", flags->threads_http,
                   "HTTP worker threads (default: -np + --queue-size + 4; each holds one request while it runs)")
@@ -275,7 +295,11 @@ void add_serve_command(Subcommands& commands) {
   app->add_flag("--mlock", flags->mlock, "Lock the model's memory in RAM");
   add_sampling_flags(*app, flags->sampling);
   add_setting_flags(*app, Command::serve, flags->settings);
-  commands.add_aliases(kCommand, setting_flag_aliases(Command::serve));
+  add_llama_server_flags(*app, flags->llama_server);
+  std::vector<FlagAlias> aliases = setting_flag_aliases(Command::serve);
+  aliases.push_back({"-to", "--timeout"});
+  for (const FlagAlias& alias : llama_server_flag_aliases()) aliases.push_back(alias);
+  commands.add_aliases(kCommand, aliases);
 }
 
 }  // namespace infertune

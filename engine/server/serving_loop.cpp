@@ -182,7 +182,7 @@ void ServingLoop::admit(std::vector<std::pair<ServeJob, std::shared_ptr<RequestC
     channel->id_ = *id;
     channel->last_token_ = job.arrival;  // the first token's latency counts from the arrival
     active_[*id] = channel;
-    top_logprobs_[*id] = job.top_logprobs;
+    options_[*id] = {.sampling = job.sampling, .ignore_eos = job.ignore_eos, .top_logprobs = job.top_logprobs};
     metrics_->tokens(n_prompt, 0);
   }
 }
@@ -202,7 +202,7 @@ void ServingLoop::apply_cancels(const std::vector<std::shared_ptr<RequestChannel
     }
     channel->finish(FinishReason::cancelled);
     metrics_->request_cancelled();
-    top_logprobs_.erase(it->first);
+    options_.erase(it->first);
     active_.erase(it);
   }
 }
@@ -211,7 +211,7 @@ void ServingLoop::on_sampled(RequestId id, int32_t token, std::span<const float>
   const auto it = active_.find(id);
   if (it == active_.end()) return;
   RequestChannel& channel = *it->second;
-  const auto top = top_logprobs_[id];
+  const auto top = options_[id].top_logprobs;
   GeneratedToken t = top ? token_logprobs(token, logits, *top) : GeneratedToken{.token = token, .top = {}};
   t.end_of_generation = scheduler_->is_end_token(token);
   const auto now = Clock::now();
@@ -241,7 +241,7 @@ void ServingLoop::step() {
     if (it == active_.end()) continue;
     const bool ended = !r.tokens.empty() && scheduler_->is_end_token(r.tokens.back());
     it->second->finish(ended ? FinishReason::stop : FinishReason::length);
-    top_logprobs_.erase(r.id);
+    options_.erase(r.id);
     active_.erase(it);
   }
 }
@@ -258,7 +258,7 @@ void ServingLoop::publish_counters() {
 void ServingLoop::fail_all(const std::string& message) {
   for (auto& [id, channel] : active_) channel->finish(FinishReason::error, message);
   active_.clear();
-  top_logprobs_.clear();
+  options_.clear();
   scheduler_.reset();
   stats_seen_ = {};
   auto fresh = Scheduler::create(*ctx_, params_);
@@ -267,12 +267,37 @@ void ServingLoop::fail_all(const std::string& message) {
 
 void ServingLoop::publish_gauges() {
   if (!scheduler_) return;
+  publish_slots();
   const SchedulerPlan& plan = scheduler_->plan();
   metrics_->set_gauges({.waiting = plan.n_waiting(),
                         .busy_slots = plan.n_running(),
                         .slots = params_.n_parallel,
                         .kv_cells_used = ctx_->kv_cache().n_used(),
                         .kv_cells_total = ctx_->kv_cache().n_cells()});
+}
+
+void ServingLoop::publish_slots() {
+  const SchedulerPlan& plan = scheduler_->plan();
+  std::vector<SlotState> now(params_.n_parallel);
+  for (uint32_t i = 0; i < now.size(); ++i) {
+    SlotState& slot = now[i];
+    slot.id = i;
+    slot.n_cached = static_cast<uint32_t>(plan.cached(i).size());
+    slot.running = plan.progress(i);
+    if (!slot.running) continue;
+    const auto options = options_.find(slot.running->id);
+    if (options == options_.end()) continue;
+    slot.sampling = options->second.sampling;
+    slot.ignore_eos = options->second.ignore_eos;
+    slot.n_probs = options->second.top_logprobs.value_or(0);
+  }
+  const std::lock_guard lock(slots_mutex_);
+  slots_ = std::move(now);
+}
+
+std::vector<SlotState> ServingLoop::slots() const {
+  const std::lock_guard lock(slots_mutex_);
+  return slots_;
 }
 
 }  // namespace infertune

@@ -87,6 +87,16 @@ struct LoopLimits {
   std::chrono::microseconds gather{2000};
 };
 
+// One slot as GET /slots shows it: the request it runs (with that request's sampling) or nothing.
+struct SlotState {
+  uint32_t id = 0;
+  std::optional<SchedulerPlan::Progress> running;  // nullopt: idle
+  SamplingParams sampling;                         // the running request's
+  bool ignore_eos = false;
+  uint32_t n_probs = 0;   // the running request's top_logprobs
+  uint32_t n_cached = 0;  // tokens of the slot's sequence in the KV cache (kept after a request for reuse)
+};
+
 class ServingLoop {
  public:
   ServingLoop(Context& ctx, SchedulerParams params, LoopLimits limits, ServerMetrics& metrics);
@@ -112,6 +122,9 @@ class ServingLoop {
   // Cancels what is left and joins the thread.
   void stop();
 
+  // Every slot as of the last step (any thread).
+  std::vector<SlotState> slots() const;
+
  private:
   void run();
   void gather_arrivals(std::unique_lock<std::mutex>& lock);
@@ -122,14 +135,21 @@ class ServingLoop {
   void fail_all(const std::string& message);
   void publish_gauges();
   void publish_counters();
+  void publish_slots();
 
   Context* ctx_;
   SchedulerParams params_;
   LoopLimits limits_;
   ServerMetrics* metrics_;
   std::optional<Scheduler> scheduler_;
+  // What a job asked for beyond its tokens, kept while it runs.
+  struct JobOptions {
+    SamplingParams sampling;
+    bool ignore_eos = false;
+    std::optional<uint32_t> top_logprobs;
+  };
   std::unordered_map<RequestId, std::shared_ptr<RequestChannel>> active_;  // loop thread only
-  std::unordered_map<RequestId, std::optional<uint32_t>> top_logprobs_;    // loop thread only
+  std::unordered_map<RequestId, JobOptions> options_;                      // loop thread only
   SchedulerStats stats_seen_;  // the scheduler's counters as last reported to the metrics
 
   std::mutex mutex_;
@@ -143,6 +163,9 @@ class ServingLoop {
   bool draining_ = false;
   bool stopping_ = false;
   std::thread thread_;
+
+  mutable std::mutex slots_mutex_;
+  std::vector<SlotState> slots_;  // written by the loop thread after each step
 };
 
 // The log-probability of `token` and the `top` most likely tokens of a row of logits (log-softmax).

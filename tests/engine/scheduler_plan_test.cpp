@@ -155,6 +155,42 @@ TEST(SchedulerPlan, RejectsBadLimitsAndRequests) {
   EXPECT_TRUE(plan.submit(seq_tokens(0, 10), 6).ok());
 }
 
+// What GET /slots shows: the request a slot runs, its prompt, what it generated, and whether it still reads its
+// prompt; nothing for an idle slot.
+TEST(SchedulerPlan, ProgressSaysWhatEachSlotRuns) {
+  SchedulerPlan plan = make_plan({.n_parallel = 2, .n_batch = 4, .n_ctx = 100});
+  ASSERT_TRUE(plan.submit(seq_tokens(0, 6), 2).ok());
+  EXPECT_FALSE(plan.progress(0).has_value());
+  EXPECT_FALSE(plan.progress(1).has_value());
+  uint32_t used = 0;
+  auto carry_out = [&](const Step& step) {
+    for (const PlannedChunk& c : step.chunks) {
+      used += c.count;
+      if (c.logits) plan.sampled(c.slot, 7, false);
+    }
+  };
+  const Step first = plan.next(100);  // admitted; 4 of its 6 prompt tokens read (-b 4)
+  ASSERT_EQ(first.admissions.size(), 1u);
+  const uint32_t slot = first.admissions[0].slot;
+  auto p = plan.progress(slot);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->id, 0u);
+  EXPECT_EQ(p->n_prompt, 6u);
+  EXPECT_EQ(p->n_generated, 0u);
+  EXPECT_EQ(p->max_new_tokens, 2u);
+  EXPECT_TRUE(p->prefilling);
+  EXPECT_FALSE(plan.progress(1 - slot).has_value());
+  carry_out(first);
+  carry_out(plan.next(100 - used));  // the last 2 prompt tokens, and the first token sampled
+  p = plan.progress(slot);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_FALSE(p->prefilling);
+  EXPECT_EQ(p->n_generated, 1u);
+  carry_out(plan.next(100 - used));  // the second and last token: the request finishes
+  EXPECT_FALSE(plan.progress(slot).has_value());
+  EXPECT_EQ(plan.take_finished().size(), 1u);
+}
+
 TEST(SchedulerPlan, DecodeTokensFirstAndBudgetRespected) {
   SchedulerPlan plan = make_plan({.n_parallel = 3, .n_batch = 5, .n_ctx = 200});
   std::vector<std::vector<int32_t>> prompts = {seq_tokens(0, 3), seq_tokens(10, 12), seq_tokens(30, 20),

@@ -13,6 +13,7 @@
 
 #include <cctype>
 #include <chrono>
+#include <future>
 #include <string>
 #include <thread>
 #include <vector>
@@ -52,6 +53,27 @@ TEST(HttpServer, HealthIs503UntilTheModelIsReady) {
   auto models = c.Get("/v1/models");
   ASSERT_EQ(models->status, 200);
   EXPECT_EQ(json::parse(models->body)["data"][0]["id"], "fixture");
+}
+
+// `serve -m missing.gguf` stops the server right after starting its listener: a stop that comes before httplib's
+// loop runs must still end serve() (it used to listen forever, and the process never exited).
+TEST(HttpServer, AStopThatComesWhileServingStartsEndsIt) {
+  for (int round = 0; round < 50; ++round) {
+    ServerMetrics metrics;
+    HttpServer server({.host = "127.0.0.1", .port = 0}, metrics);
+    ASSERT_TRUE(server.bind().ok());
+    std::promise<void> served;
+    std::thread listener([&] {
+      server.serve();
+      served.set_value();
+    });
+    if (round % 2 == 0) std::this_thread::yield();
+    server.stop();
+    const bool ended = served.get_future().wait_for(10s) == std::future_status::ready;
+    if (!ended) server.stop();  // listening by now: let the thread end before failing
+    listener.join();
+    ASSERT_TRUE(ended) << "round " << round << ": serve() kept listening after stop()";
+  }
 }
 
 TEST(HttpServer, EveryRouteButHealthNeedsTheKey) {

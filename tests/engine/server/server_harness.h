@@ -39,6 +39,7 @@ struct HarnessOptions {
   uint32_t max_waiting = 16;
   std::vector<std::string> api_keys;
   bool metrics = true;
+  bool slots = true;
   size_t max_body_bytes = 1u << 20;
   bool start_http = true;
   uint32_t n_ctx = 256;
@@ -47,7 +48,7 @@ struct HarnessOptions {
 
 class ServerHarness {
  public:
-  explicit ServerHarness(const HarnessOptions& o = {}) : n_ctx_(o.n_ctx) {
+  explicit ServerHarness(const HarnessOptions& o = {}) : n_ctx_(o.n_ctx), n_parallel_(o.n_parallel) {
     auto model = Model::load(fixture_path("models/fixture-llama-Q8_0.gguf").string());
     EXPECT_TRUE(model.ok()) << model.error().message;
     model_ = std::make_unique<Model>(std::move(*model));
@@ -70,6 +71,7 @@ class ServerHarness {
                                                      .api_keys = o.api_keys,
                                                      .alias = "fixture",
                                                      .metrics = o.metrics,
+                                                     .slots = o.slots,
                                                      .threads = 16,
                                                      .max_body_bytes = o.max_body_bytes,
                                                      .keep_alive = std::chrono::milliseconds(100)},
@@ -87,6 +89,10 @@ class ServerHarness {
     served.limits.n_ctx = n_ctx_;
     served.limits.n_vocab = model_->config().n_vocab;
     served.limits.defaults.temperature = 0;
+    served.props = {.total_slots = n_parallel_,
+                    .model_path = fixture_path("models/fixture-llama-Q8_0.gguf").string(),
+                    .chat_template_source = "",
+                    .chat_template_family = "chatml"};
     http_->set_ready(served);
   }
 
@@ -130,6 +136,7 @@ class ServerHarness {
   std::unique_ptr<HttpServer> http_;
   std::thread listener_;
   uint32_t n_ctx_;
+  uint32_t n_parallel_;
 };
 
 }  // namespace infertune::test
