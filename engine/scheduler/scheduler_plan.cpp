@@ -155,6 +155,7 @@ bool SchedulerPlan::try_admit(uint32_t cells_left, Step& step) {
   queue_.pop_front();
   s.state = State::Prefill;
   s.n_work = static_cast<uint32_t>(s.request->history.size());
+  s.request->n_reused = reused;
   n_reused_tokens_ += reused;
   step.admissions.push_back({.slot = *slot, .request = s.request->id, .reused = reused, .source = source});
   return true;
@@ -280,6 +281,7 @@ std::optional<SchedulerPlan::Progress> SchedulerPlan::progress(uint32_t slot) co
                   .n_prompt = r.n_prompt,
                   .n_generated = static_cast<uint32_t>(r.history.size()) - r.n_prompt,
                   .max_new_tokens = r.max_new_tokens,
+                  .n_reused = r.n_reused,
                   .prefilling = s.state == State::Prefill};
 }
 

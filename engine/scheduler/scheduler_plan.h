@@ -117,6 +117,7 @@ class SchedulerPlan {
     uint32_t n_prompt = 0;        // the prompt's tokens
     uint32_t n_generated = 0;     // tokens generated so far
     uint32_t max_new_tokens = 0;  // the most it may generate
+    uint32_t n_reused = 0;        // tokens of its history found in the cache when it was (last) admitted
     bool prefilling = false;      // its prompt (after a preemption: prompt + generated) is still being read
   };
   std::optional<Progress> progress(uint32_t slot) const;
@@ -139,6 +140,7 @@ class SchedulerPlan {
     std::vector<int32_t> history;  // prompt, then the generated tokens
     uint32_t n_prompt = 0;
     uint32_t max_new_tokens = 0;
+    uint32_t n_reused = 0;  // at its last admission
   };
   enum class State { Idle, Prefill, Decode };
   struct Slot {

@@ -1,5 +1,7 @@
 #include "engine/server/monitoring_routes.h"
 
+#include <algorithm>
+
 namespace infertune {
 namespace {
 
@@ -12,8 +14,7 @@ json sampler_names(const SamplingParams& sampling) {
 }
 
 json params_json(const SamplingParams& sampling, int64_t n_predict, bool ignore_eos, uint32_t n_probs) {
-  return {{"n_predict", n_predict},
-          {"seed", sampling.seed},
+  return {{"seed", sampling.seed},
           {"temperature", sampling.temperature},
           {"top_k", sampling.top_k},
           {"top_p", sampling.top_p},
@@ -23,42 +24,31 @@ json params_json(const SamplingParams& sampling, int64_t n_predict, bool ignore_
           {"presence_penalty", sampling.presence_penalty},
           {"frequency_penalty", sampling.frequency_penalty},
           {"max_tokens", n_predict},
+          {"n_predict", n_predict},
           {"ignore_eos", ignore_eos},
           {"n_probs", n_probs},
           {"samplers", sampler_names(sampling)}};
 }
 
-int64_t default_n_predict(const RequestLimits& limits) {
-  return limits.max_tokens ? static_cast<int64_t>(*limits.max_tokens) : -1;
-}
-
-json idle_slot_json(uint32_t id, uint32_t n_cached, const RequestLimits& limits) {
-  return {{"id", id},
-          {"id_task", -1},
-          {"n_ctx", limits.n_ctx},
-          {"speculative", false},
-          {"is_processing", false},
-          {"params", params_json(limits.defaults, default_n_predict(limits), false, 0)},
-          {"next_token", {{"has_next_token", false}, {"n_remain", -1}, {"n_decoded", 0}}},
-          {"n_prompt_tokens", 0},
-          {"prefilling", false},
-          {"n_cached", n_cached}};
-}
-
 json slot_json(const SlotState& slot, const RequestLimits& limits) {
-  if (!slot.running) return idle_slot_json(slot.id, slot.n_cached, limits);
+  json out = {{"id", slot.id},
+              {"n_ctx", limits.n_ctx},
+              {"speculative", false},
+              {"is_processing", slot.running.has_value()},
+              {"prefilling", slot.running && slot.running->prefilling},
+              {"n_cached", slot.n_cached}};
+  if (!slot.running) return out;
   const SchedulerPlan::Progress& p = *slot.running;
-  return {{"id", slot.id},
-          {"id_task", p.id},
-          {"n_ctx", limits.n_ctx},
-          {"speculative", false},
-          {"is_processing", true},
-          {"params", params_json(slot.sampling, p.max_new_tokens, slot.ignore_eos, slot.n_probs)},
-          {"next_token",
-           {{"has_next_token", true}, {"n_remain", p.max_new_tokens - p.n_generated}, {"n_decoded", p.n_generated}}},
-          {"n_prompt_tokens", p.n_prompt},
-          {"prefilling", p.prefilling},
-          {"n_cached", slot.n_cached}};
+  const uint32_t reused = std::min(p.n_reused, p.n_prompt);
+  const uint32_t prompt_cached = std::min(slot.n_cached, p.n_prompt);
+  out["id_task"] = p.id;
+  out["n_prompt_tokens"] = p.n_prompt + p.n_generated;
+  out["n_prompt_tokens_processed"] = prompt_cached > reused ? prompt_cached - reused : 0;
+  out["n_prompt_tokens_cache"] = reused;
+  out["next_token"] = json::array(
+      {{{"has_next_token", true}, {"n_remain", p.max_new_tokens - p.n_generated}, {"n_decoded", p.n_generated}}});
+  out["params"] = params_json(slot.sampling, p.max_new_tokens, slot.ignore_eos, slot.n_probs);
+  return out;
 }
 
 }  // namespace
@@ -70,12 +60,21 @@ json slots_json(std::span<const SlotState> slots, const RequestLimits& limits) {
 }
 
 json props_json(const ServerProps& props, const RequestLimits& limits) {
-  return {{"default_generation_settings", idle_slot_json(0, 0, limits)},
+  const int64_t n_predict = limits.max_tokens ? static_cast<int64_t>(*limits.max_tokens) : -1;
+  return {{"default_generation_settings",
+           {{"n_ctx", limits.n_ctx}, {"params", params_json(limits.defaults, n_predict, false, 0)}}},
           {"total_slots", props.total_slots},
+          {"model_alias", props.model_alias},
           {"model_path", props.model_path},
+          {"modalities", {{"vision", false}, {"video", false}, {"audio", false}}},
+          {"endpoint_slots", props.endpoint_slots},
+          {"endpoint_props", false},
+          {"endpoint_metrics", props.endpoint_metrics},
+          {"ui", false},
           {"chat_template", props.chat_template_source},
           {"chat_template_family", props.chat_template_family},
-          {"modalities", {{"vision", false}, {"audio", false}}},
+          {"bos_token", props.bos_token},
+          {"eos_token", props.eos_token},
           {"is_sleeping", false}};
 }
 

@@ -1,13 +1,15 @@
 #pragma once
-// The bodies of GET /slots and GET /props, in llama-server's shapes so that what watches a llama-server (its web
-// UI's /props, dashboards polling /slots) reads ours:
-//   /slots  an array, one object per slot: id, id_task (the running request, -1 when idle), n_ctx, is_processing,
-//           params (the running request's sampling, or the server's defaults when idle), next_token
-//           (has_next_token, n_remain, n_decoded); and infertune's own n_prompt_tokens, prefilling and n_cached
-//           (tokens of the slot's sequence kept in the cache for prefix reuse).
-//   /props  default_generation_settings (an idle slot with the defaults), total_slots, model_path, chat_template
-//           (the Jinja source the server was given or the model carries; "" when none) with infertune's
-//           chat_template_family (the family it renders: chat_template.h), modalities, is_sleeping.
+// The bodies of GET /slots and GET /props, in the shapes of the llama-server infertune is compared with (llama.cpp
+// of llama-cpp-python 0.3.36; tests/engine/server/monitoring_llama_server_check.py holds them against it), so that
+// what watches a llama-server (its web UI's /props, dashboards polling /slots) reads ours:
+//   /slots  an array, one object per slot: id, n_ctx, speculative, is_processing; a busy slot also id_task (its
+//           request), n_prompt_tokens (the slot's tokens: prompt + generated, as llama-server counts them),
+//           n_prompt_tokens_processed (prompt tokens computed for it), n_prompt_tokens_cache (prompt tokens found
+//           cached), next_token [{has_next_token, n_remain, n_decoded}] and params (its sampling). infertune's own:
+//           prefilling, n_cached (the slot's tokens in the KV cache, kept after a request for prefix reuse).
+//   /props  default_generation_settings {n_ctx, params}, total_slots, model_alias, model_path, modalities,
+//           endpoint_slots / _props / _metrics, ui, chat_template (the Jinja source the server was given or the
+//           model carries; "" when none), bos_token, eos_token, is_sleeping; and infertune's chat_template_family.
 // A slot's n_ctx is the whole cache: infertune's slots share their cells (llama.cpp's --kv-unified).
 #include <nlohmann/json.hpp>
 
@@ -23,9 +25,13 @@ nlohmann::json slots_json(std::span<const SlotState> slots, const RequestLimits&
 
 struct ServerProps {
   uint32_t total_slots = 1;
+  std::string model_alias;
   std::string model_path;
   std::string chat_template_source;  // "" when none
   std::string chat_template_family;  // "" when chat requests are refused
+  std::string bos_token, eos_token;  // their text ("" when the vocabulary has none)
+  bool endpoint_slots = true;
+  bool endpoint_metrics = false;
 };
 
 nlohmann::json props_json(const ServerProps& props, const RequestLimits& limits);

@@ -127,6 +127,28 @@ void choose_chat_template(const ServeFlags& flags, const Model& model, ServedMod
   }
 }
 
+std::string default_alias(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string token_text(const Vocab& vocab, std::optional<int32_t> id) {
+  return id && vocab.contains(*id) ? vocab.text(*id) : std::string();
+}
+
+// What GET /props says beyond the request limits (the template source is set by choose_chat_template).
+void describe_for_props(const ServeFlags& flags, const Context& ctx, const Tokenizer& tokenizer, ServedModel& served) {
+  ServerProps& props = served.props;
+  props.total_slots = ctx.n_seq_max();
+  props.model_alias = flags.alias.empty() ? default_alias(flags.model) : flags.alias;
+  props.model_path = flags.model;
+  props.chat_template_family = served.chat_template ? std::string(served.chat_template->name()) : "";
+  props.bos_token = token_text(tokenizer.vocab(), tokenizer.vocab().special().bos);
+  props.eos_token = token_text(tokenizer.vocab(), tokenizer.vocab().special().eos);
+  props.endpoint_slots = flags.slots;
+  props.endpoint_metrics = flags.metrics;
+}
+
 // SIGTERM and SIGINT go to one thread (sigwait), blocked everywhere else: every thread started after this
 // inherits the mask.
 sigset_t block_stop_signals() {
@@ -174,15 +196,8 @@ Result<Running> load(const ServeFlags& flags, ServerMetrics& metrics, ServedMode
                    .max_tokens = flags.n_predict < 0 ? std::nullopt
                                                      : std::optional<uint32_t>(static_cast<uint32_t>(flags.n_predict))};
   choose_chat_template(flags, *r.model, served);
-  served.props.total_slots = ctx.n_seq_max();
-  served.props.model_path = flags.model;
-  served.props.chat_template_family = served.chat_template ? std::string(served.chat_template->name()) : "";
+  describe_for_props(flags, ctx, *r.tokenizer, served);
   return r;
-}
-
-std::string default_alias(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 int serve(ServeFlags& flags) {

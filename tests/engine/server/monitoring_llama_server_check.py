@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""`infertune serve`'s GET /slots and GET /props against llama-server's (built from llama-cpp-python's source by
+scripts/build-llama-cpp), on the same model and flags (a llama-server command line: -np 2 -c 1024 -kvu -cb
+--no-webui -a NAME --chat-template-file F --metrics):
+
+1. /props: every key llama-server writes that infertune claims (monitoring_routes.h) is there with the same JSON
+   kind, and the values that describe the server are equal: total_slots, model_alias, model_path, chat_template,
+   bos_token, eos_token, endpoint_slots, endpoint_metrics, modalities, is_sleeping, the default n_ctx, and every
+   default sampling parameter both print.
+2. Idle /slots: as many slots, each with llama-server's keys and values (id, n_ctx, speculative, is_processing).
+3. Busy /slots: while a long request runs on each server, its slot has llama-server's keys with the same kinds
+   (id_task, n_prompt_tokens, n_prompt_tokens_processed, n_prompt_tokens_cache, next_token as an array, params),
+   and the request's own sampling (temperature, seed, n_predict, ignore_eos) on both.
+4. --no-slots: both answer /slots with 501.
+
+usage: monitoring_llama_server_check.py INFERTUNE FIXTURES_DIR BUILD_LLAMA_CPP_SCRIPT WORKDIR
+Exits 77 (skipped) when llama-server is not built."""
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve_process import ServeProcess  # noqa: E402
+
+CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + "
+          "'<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+# The default sampling parameters both servers print, compared by value.
+PARAMS = ["seed", "temperature", "top_k", "top_p", "min_p", "repeat_last_n", "repeat_penalty", "presence_penalty",
+          "frequency_penalty", "max_tokens", "n_predict", "ignore_eos", "n_probs"]
+PROPS_EQUAL = ["total_slots", "model_alias", "model_path", "chat_template", "bos_token", "eos_token",
+               "endpoint_slots", "endpoint_metrics", "is_sleeping"]
+BUSY_KEYS = ["id", "n_ctx", "speculative", "is_processing", "id_task", "n_prompt_tokens", "n_prompt_tokens_processed",
+             "n_prompt_tokens_cache", "next_token", "params"]
+
+
+def kind(value):
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    return type(value).__name__
+
+
+class LlamaServer:
+    def __init__(self, binary, model, flags, log_path):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.log = open(log_path, "w")
+        self.proc = subprocess.Popen([binary, "-m", model, "--port", str(self.port), *flags],
+                                     stdout=self.log, stderr=subprocess.STDOUT)
+        self.base = f"http://127.0.0.1:{self.port}"
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise SystemExit(f"FAIL: llama-server exited {self.proc.returncode}; see {log_path}")
+            try:
+                with urllib.request.urlopen(self.base + "/health", timeout=5) as r:
+                    if r.status == 200:
+                        return
+            except (urllib.error.URLError, ConnectionError):
+                pass
+            time.sleep(0.1)
+        raise SystemExit(f"FAIL: llama-server not ready in 120 s; see {log_path}")
+
+    def request(self, path, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.base + path, data=data, method="POST" if data else "GET")
+        req.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(req, timeout=120) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.log.close()
+
+
+def get(server, path):
+    status, body = server.request(path)
+    if status != 200:
+        raise SystemExit(f"FAIL: GET {path} answered {status}: {body[:300]}")
+    return json.loads(body)
+
+
+def check_props(theirs, ours):
+    failures = []
+    for key in PROPS_EQUAL + ["modalities", "default_generation_settings"]:
+        if key not in theirs or key not in ours:
+            failures.append(f"/props: {key} missing (llama-server: {key in theirs}, infertune: {key in ours})")
+    for key in PROPS_EQUAL:
+        if key in theirs and key in ours and theirs[key] != ours[key]:
+            failures.append(f"/props {key}: llama-server {theirs[key]!r}, infertune {ours[key]!r}")
+    for name in theirs.get("modalities", {}):
+        if ours.get("modalities", {}).get(name) != theirs["modalities"][name]:
+            failures.append(f"/props modalities.{name}: llama-server {theirs['modalities'][name]}, infertune "
+                            f"{ours.get('modalities', {}).get(name)}")
+    their_defaults, our_defaults = theirs["default_generation_settings"], ours["default_generation_settings"]
+    if their_defaults["n_ctx"] != our_defaults["n_ctx"]:
+        failures.append(f"/props n_ctx: llama-server {their_defaults['n_ctx']}, infertune {our_defaults['n_ctx']}")
+    for key in PARAMS:
+        a, b = their_defaults["params"].get(key), our_defaults["params"].get(key)
+        if a != b or kind(a) != kind(b):
+            failures.append(f"/props default params.{key}: llama-server {a!r}, infertune {b!r}")
+    return failures
+
+
+def check_idle_slots(theirs, ours):
+    if len(theirs) != len(ours):
+        return [f"/slots: llama-server has {len(theirs)} slots, infertune {len(ours)}"]
+    failures = []
+    for t, o in zip(theirs, ours):
+        for key, value in t.items():
+            if o.get(key) != value:
+                failures.append(f"idle slot {t['id']} {key}: llama-server {value!r}, infertune {o.get(key)!r}")
+    return failures
+
+
+def busy_slot(server, request, who):
+    """Starts `request` (POST /v1/completions) in a thread; returns the first /slots entry seen generating, and the
+    thread."""
+    thread = threading.Thread(target=server.request, args=("/v1/completions", request), daemon=True)
+    thread.start()
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        for slot in get(server, "/slots"):
+            token = slot.get("next_token")
+            if slot.get("is_processing") and token and token[0].get("n_decoded", 0) > 0:
+                return slot, thread
+        time.sleep(0.005)
+    raise SystemExit(f"FAIL: no slot of {who} was seen generating within 60 s")
+
+
+def check_busy_slot(theirs, ours, request):
+    failures = []
+    for key in BUSY_KEYS:
+        if key not in theirs or key not in ours:
+            failures.append(f"busy slot: {key} missing (llama-server: {key in theirs}, infertune: {key in ours})")
+        elif kind(theirs[key]) != kind(ours[key]):
+            failures.append(f"busy slot {key}: llama-server's is a {kind(theirs[key])}, infertune's a {kind(ours[key])}")
+    for key in ["has_next_token", "n_remain", "n_decoded"]:
+        if key not in ours["next_token"][0] or key not in theirs["next_token"][0]:
+            failures.append(f"busy slot next_token[0].{key} missing")
+    for key, want in [("temperature", request["temperature"]), ("seed", request["seed"]),
+                      ("n_predict", request["max_tokens"]), ("ignore_eos", True)]:
+        for who, slot in [("llama-server", theirs), ("infertune", ours)]:
+            got = slot["params"].get(key)
+            if got != want:
+                failures.append(f"busy slot params.{key} on {who}: {got!r}, the request asked {want!r}")
+    if ours["n_prompt_tokens_processed"] != theirs["n_prompt_tokens_processed"]:
+        failures.append(f"busy slot n_prompt_tokens_processed: llama-server {theirs['n_prompt_tokens_processed']}, "
+                        f"infertune {ours['n_prompt_tokens_processed']}")
+    return failures
+
+
+def main():
+    infertune, fixtures, build_script, work = sys.argv[1:5]
+    built = subprocess.run([build_script, "--cached", "llama-server"], capture_output=True, text=True)
+    if built.returncode != 0 or not built.stdout.strip():
+        print("SKIP: llama-server is not built (scripts/build-llama-cpp llama-server; ctest's llama_cpp_engine_check "
+              "builds it)")
+        return 77
+    llama_server = os.path.join(built.stdout.strip().splitlines()[-1], "llama-server")
+    os.makedirs(work, exist_ok=True)
+    template = os.path.join(work, "chatml.jinja")
+    with open(template, "w") as f:
+        f.write(CHATML)
+    model = os.path.join(fixtures, "models", "fixture-llama-Q8_0.gguf")
+    flags = ["-np", "2", "-c", "1024", "-kvu", "-cb", "--no-webui", "-t", "1", "-a", "fixture",
+             "--chat-template-file", template, "--metrics"]
+    request = {"prompt": "Once upon a time", "max_tokens": 900, "ignore_eos": True, "temperature": 0.5, "seed": 7}
+    failures = []
+
+    theirs = LlamaServer(llama_server, model, flags, os.path.join(work, "llama-server.log"))
+    ours = ServeProcess(infertune, model, *flags)
+    try:
+        failures += check_props(get(theirs, "/props"), get(ours, "/props"))
+        failures += check_idle_slots(get(theirs, "/slots"), get(ours, "/slots"))
+        their_busy, t1 = busy_slot(theirs, request, "llama-server")
+        our_busy, t2 = busy_slot(ours, request, "infertune")
+        print("llama-server busy slot:", json.dumps({k: v for k, v in their_busy.items() if k != "params"}))
+        print("infertune busy slot:   ", json.dumps({k: v for k, v in our_busy.items() if k != "params"}))
+        failures += check_busy_slot(their_busy, our_busy, request)
+        t1.join(120)
+        t2.join(120)
+    finally:
+        theirs.stop()
+        ours.stop()
+
+    theirs = LlamaServer(llama_server, model, flags + ["--no-slots"], os.path.join(work, "llama-server-no-slots.log"))
+    ours = ServeProcess(infertune, model, *flags, "--no-slots")
+    try:
+        for who, server in [("llama-server", theirs), ("infertune", ours)]:
+            status, body = server.request("/slots")
+            print(f"--no-slots: {who} answers /slots with {status}")
+            if status != 501:
+                failures.append(f"--no-slots: {who} answered /slots with {status}: {body[:200]}")
+    finally:
+        theirs.stop()
+        ours.stop()
+
+    for f in failures:
+        print("FAIL", f)
+    print("ok" if not failures else f"{len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
