@@ -17,7 +17,9 @@
 
 namespace infertune {
 
-enum class Endpoint { completions, chat };
+// OpenAI's /v1/completions and /v1/chat/completions, and llama.cpp's own POST /completion (native_format.h),
+// which takes the completions body with llama.cpp's names (n_predict, n_probs) and answers in llama-server's shape.
+enum class Endpoint { completions, chat, native };
 
 // What the parser needs to know of the server.
 struct RequestLimits {

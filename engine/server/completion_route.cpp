@@ -7,6 +7,8 @@
 #include <utility>
 
 #include "engine/server/json_fields.h"
+#include "engine/server/monitoring_routes.h"
+#include "engine/server/native_format.h"
 #include "engine/server/openai_format.h"
 #include "engine/server/text_stream.h"
 
@@ -57,6 +59,11 @@ struct Progress {
   std::optional<FinishReason> reason;
   bool stopped_by_text = false;  // a stop string matched: the request still runs and must be cancelled
   std::string error;
+  // For llama.cpp's /completion replies: the ids since the last chunk, the timings and what the final object says.
+  std::vector<int32_t> chunk_tokens;
+  Clock::time_point arrival = Clock::now();
+  std::optional<Clock::time_point> first_token, last_token;
+  NativeSummary native;
 };
 
 // Adds an update's tokens; returns the text that can go out now. A matched stop string finishes the
@@ -65,8 +72,14 @@ std::string absorb(Progress& p, const Tokenizer& tokenizer, RequestChannel::Upda
   std::string out;
   for (GeneratedToken& t : update.tokens) {
     if (p.reason) break;
+    if (!p.first_token) {
+      p.first_token = t.at;
+      p.native.timings.cache_n = t.prompt_cached;
+    }
+    p.last_token = t.at;
     if (t.end_of_generation) continue;
     ++p.usage.completion_tokens;
+    p.chunk_tokens.push_back(t.token);
     out += p.text.push(tokenizer.token_to_piece(t.token));
     if (p.want_logprobs) p.pending_logprobs.push_back(t);
     if (p.text.stopped()) {
@@ -83,10 +96,38 @@ std::string absorb(Progress& p, const Tokenizer& tokenizer, RequestChannel::Upda
 
 json take_logprobs(Progress& p, const Tokenizer& tokenizer) {
   if (!p.want_logprobs) return nullptr;
-  json j = logprobs_json(p.header.endpoint, tokenizer, p.pending_logprobs, p.logprob_offset);
+  json j = p.header.endpoint == Endpoint::native
+               ? native_probabilities_json(tokenizer, p.pending_logprobs)
+               : logprobs_json(p.header.endpoint, tokenizer, p.pending_logprobs, p.logprob_offset);
   for (const GeneratedToken& t : p.pending_logprobs) p.logprob_offset += tokenizer.token_to_piece(t.token).size();
   p.pending_logprobs.clear();
   return j;
+}
+
+// One piece of text as the endpoint streams it.
+json text_chunk(Progress& p, const Tokenizer& tokenizer, const std::string& text) {
+  json logprobs = take_logprobs(p, tokenizer);
+  if (p.header.endpoint != Endpoint::native)
+    return chunk_json(p.header, text, std::nullopt, false, std::move(logprobs));
+  json chunk = native_chunk_json(text, p.chunk_tokens, static_cast<uint32_t>(p.usage.completion_tokens),
+                                 static_cast<uint32_t>(p.usage.prompt_tokens), std::move(logprobs));
+  p.chunk_tokens.clear();
+  return chunk;
+}
+
+// What the final native object says, once the request ended.
+const NativeSummary& finish_native_summary(Progress& p) {
+  NativeSummary& s = p.native;
+  s.tokens_predicted = static_cast<uint32_t>(p.usage.completion_tokens);
+  s.tokens_evaluated = static_cast<uint32_t>(p.usage.prompt_tokens);
+  s.reason = p.reason.value_or(FinishReason::stop);
+  if (p.stopped_by_text) s.stopping_word = p.text.matched_stop();
+  const auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
+  s.timings.prompt_n = s.tokens_evaluated - std::min(s.timings.cache_n, s.tokens_evaluated);
+  s.timings.prompt_ms = p.first_token ? ms(*p.first_token - p.arrival) : 0.0;
+  s.timings.predicted_n = s.tokens_predicted;
+  s.timings.predicted_ms = p.first_token ? ms(*p.last_token - *p.first_token) : 0.0;
+  return s;
 }
 
 bool write_event(httplib::DataSink& sink, const json& j) {
@@ -109,8 +150,9 @@ bool stream_reply(const CompletionRoute& route, ServingLoop& loop, const std::sh
     RequestChannel::Update update = channel->wait(route.options->keep_alive);
     const std::string text = absorb(p, tokenizer, update);
     bool ok = true;
-    if (!text.empty() || !p.pending_logprobs.empty()) {
-      ok = write_event(sink, chunk_json(p.header, text, std::nullopt, false, take_logprobs(p, tokenizer)));
+    const bool native_tokens = p.header.endpoint == Endpoint::native && !p.chunk_tokens.empty();
+    if (!text.empty() || !p.pending_logprobs.empty() || native_tokens) {
+      ok = write_event(sink, text_chunk(p, tokenizer, text));
       last_write = Clock::now();
     } else if (Clock::now() - last_write >= route.options->keep_alive) {
       ok = sink.write(": keep-alive\n\n", 14);  // a write is how a client that went away is noticed
@@ -128,7 +170,12 @@ bool stream_reply(const CompletionRoute& route, ServingLoop& loop, const std::sh
     return true;
   }
   const std::string tail = p.text.finish();
-  if (!tail.empty()) write_event(sink, chunk_json(p.header, tail, std::nullopt, false, nullptr));
+  if (!tail.empty()) write_event(sink, text_chunk(p, tokenizer, tail));
+  if (p.header.endpoint == Endpoint::native) {  // llama.cpp's stream ends with the final object, no [DONE]
+    write_event(sink, native_final_json("", finish_native_summary(p), nullptr));
+    sink.done();
+    return true;
+  }
   write_event(sink, chunk_json(p.header, "", p.reason, false, nullptr));
   if (include_usage) write_event(sink, usage_chunk_json(p.header, p.usage));
   const std::string done = "data: [DONE]\n\n";
@@ -156,9 +203,14 @@ bool whole_reply(const CompletionRoute& route, ServingLoop& loop, const std::sha
   }
   if (p.stopped_by_text) loop.cancel(channel);
   text += p.text.finish();
-  const json body = p.reason == FinishReason::error
-                        ? error_json(500, p.error, "server_error")
-                        : completion_json(p.header, text, *p.reason, p.usage, take_logprobs(p, tokenizer));
+  json body;
+  if (p.reason == FinishReason::error) {
+    body = error_json(500, p.error, "server_error");
+  } else if (p.header.endpoint == Endpoint::native) {
+    body = native_final_json(text, finish_native_summary(p), take_logprobs(p, tokenizer));
+  } else {
+    body = completion_json(p.header, text, *p.reason, p.usage, take_logprobs(p, tokenizer));
+  }
   const std::string out = serialize(body);
   sink.write(out.data(), out.size());
   sink.done();
@@ -203,6 +255,13 @@ void answer_completion(const CompletionRoute& route, Endpoint endpoint, const ht
                .top_logprobs = request->top_logprobs,
                .ignore_eos = request->ignore_eos};
   const size_t n_prompt = job.prompt.size();
+  auto progress = std::make_shared<Progress>();
+  if (endpoint == Endpoint::native) {
+    progress->native.model = route.options->alias;
+    for (int32_t id : job.prompt) progress->native.prompt_text += served.tokenizer->token_to_piece(id);
+    progress->native.generation_settings =
+        sampling_params_json(job.sampling, job.max_tokens, job.ignore_eos, job.top_logprobs.value_or(0));
+  }
   ServingLoop& loop = *served.loop;
   auto submitted = loop.submit(std::move(job));
   if (!submitted.channel) {
@@ -212,7 +271,6 @@ void answer_completion(const CompletionRoute& route, Endpoint endpoint, const ht
                           ? "the server is busy: every slot runs and the queue is full; retry later"
                           : "the server is shutting down");
   }
-  auto progress = std::make_shared<Progress>();
   progress->header = {
       .endpoint = endpoint,
       .id = fmt::format("{}-{:x}", endpoint == Endpoint::chat ? "chatcmpl" : "cmpl", (*route.next_id)++),

@@ -117,6 +117,7 @@ namespace {
 void send_json(httplib::Response& res, const json& body) { res.set_content(serialize(body), "application/json"); }
 
 std::string route_label(const std::string& path) {
+  if (path == "/completion" || path == "/completions") return "/completion";  // llama.cpp's own, not /v1's
   for (const char* known : {"/health", "/v1/models", "/v1/completions", "/v1/chat/completions", "/tokenize",
                             "/detokenize", "/apply-template", "/metrics", "/slots", "/props"}) {
     const std::string_view k(known);
@@ -192,8 +193,9 @@ void HttpServer::add_routes() {
   server_->Get("/models", models);
 
   for (const auto& [path, endpoint] :
-       {std::pair{"/v1/completions", Endpoint::completions}, std::pair{"/completions", Endpoint::completions},
-        std::pair{"/v1/chat/completions", Endpoint::chat}, std::pair{"/chat/completions", Endpoint::chat}}) {
+       {std::pair{"/v1/completions", Endpoint::completions}, std::pair{"/v1/chat/completions", Endpoint::chat},
+        std::pair{"/chat/completions", Endpoint::chat}, std::pair{"/completion", Endpoint::native},
+        std::pair{"/completions", Endpoint::native}}) {
     server_->Post(path, [&impl, &options, endpoint](const httplib::Request& req, httplib::Response& res) {
       answer_completion({&impl.served, &options, &impl.next_id, impl.track_reply()}, endpoint, req, res);
     });

@@ -5,13 +5,16 @@
 //   GET  /v1/models                the served model (its alias)
 //   POST /v1/completions           prompt text or token ids; "stream": true for server-sent events
 //   POST /v1/chat/completions      messages rendered with the model's chat template (chat_template.h)
+//   POST /completion               llama.cpp's own completion API (native_format.h); /completions too, as in
+//                                  llama-server
 //   POST /tokenize, /detokenize    {"content": ...} <-> {"tokens": [...]}
 //   POST /apply-template           {"messages": [...]} -> {"prompt": ...}: the text a chat request runs
 //   GET  /metrics                  Prometheus text (with --metrics)
 //   GET  /slots                    each slot's request and progress (monitoring_routes.h; off with --no-slots);
 //                                  ?fail_on_no_slot=1: 503 when every slot is busy
 //   GET  /props                    the server's defaults, slots, model path and chat template
-// The /v1 routes are also served without the prefix, as llama-server does.
+// /v1/models and /v1/chat/completions are also served without the prefix, as llama-server does (its
+// /completions is its own API, not OpenAI's).
 //
 // Every route but /health needs the API key when one is set (Authorization: Bearer KEY, compared in
 // constant time; 401 otherwise). Bodies over the size limit get 413, bad JSON or fields 400 naming the field,

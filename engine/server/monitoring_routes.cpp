@@ -13,7 +13,9 @@ json sampler_names(const SamplingParams& sampling) {
   return json::array({"penalties", "top_k", "top_p", "min_p", "temperature"});
 }
 
-json params_json(const SamplingParams& sampling, int64_t n_predict, bool ignore_eos, uint32_t n_probs) {
+}  // namespace
+
+json sampling_params_json(const SamplingParams& sampling, int64_t n_predict, bool ignore_eos, uint32_t n_probs) {
   return {{"seed", sampling.seed},
           {"temperature", sampling.temperature},
           {"top_k", sampling.top_k},
@@ -29,6 +31,8 @@ json params_json(const SamplingParams& sampling, int64_t n_predict, bool ignore_
           {"n_probs", n_probs},
           {"samplers", sampler_names(sampling)}};
 }
+
+namespace {
 
 json slot_json(const SlotState& slot, const RequestLimits& limits) {
   json out = {{"id", slot.id},
@@ -47,7 +51,7 @@ json slot_json(const SlotState& slot, const RequestLimits& limits) {
   out["n_prompt_tokens_cache"] = reused;
   out["next_token"] = json::array(
       {{{"has_next_token", true}, {"n_remain", p.max_new_tokens - p.n_generated}, {"n_decoded", p.n_generated}}});
-  out["params"] = params_json(slot.sampling, p.max_new_tokens, slot.ignore_eos, slot.n_probs);
+  out["params"] = sampling_params_json(slot.sampling, p.max_new_tokens, slot.ignore_eos, slot.n_probs);
   return out;
 }
 
@@ -62,7 +66,7 @@ json slots_json(std::span<const SlotState> slots, const RequestLimits& limits) {
 json props_json(const ServerProps& props, const RequestLimits& limits) {
   const int64_t n_predict = limits.max_tokens ? static_cast<int64_t>(*limits.max_tokens) : -1;
   return {{"default_generation_settings",
-           {{"n_ctx", limits.n_ctx}, {"params", params_json(limits.defaults, n_predict, false, 0)}}},
+           {{"n_ctx", limits.n_ctx}, {"params", sampling_params_json(limits.defaults, n_predict, false, 0)}}},
           {"total_slots", props.total_slots},
           {"model_alias", props.model_alias},
           {"model_path", props.model_path},

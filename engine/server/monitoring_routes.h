@@ -1,6 +1,6 @@
 #pragma once
 // The bodies of GET /slots and GET /props, in the shapes of the llama-server infertune is compared with (llama.cpp
-// of llama-cpp-python 0.3.36; tests/engine/server/monitoring_llama_server_check.py holds them against it), so that
+// of llama-cpp-python 0.3.36; tests/engine/server/llama_server_api_check.py holds them against it), so that
 // what watches a llama-server (its web UI's /props, dashboards polling /slots) reads ours:
 //   /slots  an array, one object per slot: id, n_ctx, speculative, is_processing; a busy slot also id_task (its
 //           request), n_prompt_tokens (the slot's tokens: prompt + generated, as llama-server counts them),
@@ -22,6 +22,10 @@
 namespace infertune {
 
 nlohmann::json slots_json(std::span<const SlotState> slots, const RequestLimits& limits);
+
+// A request's sampling by llama-server's names (a slot's params, a native reply's generation_settings).
+nlohmann::json sampling_params_json(const SamplingParams& sampling, int64_t n_predict, bool ignore_eos,
+                                    uint32_t n_probs);
 
 struct ServerProps {
   uint32_t total_slots = 1;

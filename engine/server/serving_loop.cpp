@@ -215,6 +215,8 @@ void ServingLoop::on_sampled(RequestId id, int32_t token, std::span<const float>
   GeneratedToken t = top ? token_logprobs(token, logits, *top) : GeneratedToken{.token = token, .top = {}};
   t.end_of_generation = scheduler_->is_end_token(token);
   const auto now = Clock::now();
+  t.at = now;
+  if (!channel.first_token_sent_) t.prompt_cached = prompt_tokens_reused(id);
   const double since = std::chrono::duration<double>(now - channel.last_token_).count();
   if (channel.first_token_sent_) {
     metrics_->inter_token_latency(since);
@@ -225,6 +227,15 @@ void ServingLoop::on_sampled(RequestId id, int32_t token, std::span<const float>
   channel.last_token_ = now;
   metrics_->tokens(0, 1);
   channel.push(std::move(t));
+}
+
+uint32_t ServingLoop::prompt_tokens_reused(RequestId id) const {
+  const SchedulerPlan& plan = scheduler_->plan();
+  for (uint32_t slot = 0; slot < params_.n_parallel; ++slot) {
+    const auto progress = plan.progress(slot);
+    if (progress && progress->id == id) return std::min(progress->n_reused, progress->n_prompt);
+  }
+  return 0;
 }
 
 void ServingLoop::step() {

@@ -38,6 +38,8 @@ struct GeneratedToken {
   bool end_of_generation = false;  // an end token (eos, end of turn): ends the request, not part of the text
   float logprob = 0;               // of this token under the model's distribution (when asked)
   std::vector<TokenLogprob> top;   // the most likely tokens at this step, best first (when asked)
+  std::chrono::steady_clock::time_point at{};  // when it was sampled
+  uint32_t prompt_cached = 0;  // a request's first token only: its prompt tokens found in the cache (reused)
 };
 
 enum class FinishReason { stop, length, cancelled, error };
@@ -131,6 +133,7 @@ class ServingLoop {
   void admit(std::vector<std::pair<ServeJob, std::shared_ptr<RequestChannel>>>& jobs);
   void apply_cancels(const std::vector<std::shared_ptr<RequestChannel>>& cancels);
   void on_sampled(RequestId id, int32_t token, std::span<const float> logits);
+  uint32_t prompt_tokens_reused(RequestId id) const;  // of the running request `id`, found cached at admission
   void step();
   void fail_all(const std::string& message);
   void publish_gauges();

@@ -123,7 +123,7 @@ void check_sampling(const json& body, const RequestLimits& limits, const Samplin
 
 void check_accepted(const json& body, Endpoint endpoint, const RequestLimits& limits, const CompletionRequest& r) {
   check(r.endpoint == endpoint, "endpoint");
-  if (endpoint == Endpoint::completions) {
+  if (endpoint != Endpoint::chat) {  // /v1/completions and llama.cpp's /completion take the same body
     check(r.messages.empty(), "completions with messages");
     check(r.prompt.empty() != r.prompt_tokens.empty(), "completions: not exactly one of prompt text and ids");
     for (int32_t id : r.prompt_tokens) {
@@ -185,7 +185,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check(!body.error().message.empty(), "parse_request_body's error is empty");
     return 0;
   }
-  for (Endpoint endpoint : {Endpoint::completions, Endpoint::chat}) {
+  for (Endpoint endpoint : {Endpoint::completions, Endpoint::chat, Endpoint::native}) {
     const auto r = parse_completion_request(*body, endpoint, limits);
     if (!r) {
       check(!r.error().message.empty(), "an error with an empty message");

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""`infertune serve`'s GET /slots and GET /props against llama-server's (built from llama-cpp-python's source by
+"""`infertune serve`'s llama.cpp-specific API against llama-server's (built from llama-cpp-python's source by
 scripts/build-llama-cpp), on the same model and flags (a llama-server command line: -np 2 -c 1024 -kvu -cb
---no-webui -a NAME --chat-template-file F --metrics):
+--no-webui -a NAME --chat-template-file F --metrics): GET /slots, GET /props and POST /completion.
 
 1. /props: every key llama-server writes that infertune claims (monitoring_routes.h) is there with the same JSON
    kind, and the values that describe the server are equal: total_slots, model_alias, model_path, chat_template,
@@ -12,8 +12,12 @@ scripts/build-llama-cpp), on the same model and flags (a llama-server command li
    (id_task, n_prompt_tokens, n_prompt_tokens_processed, n_prompt_tokens_cache, next_token as an array, params),
    and the request's own sampling (temperature, seed, n_predict, ignore_eos) on both.
 4. --no-slots: both answer /slots with 501.
+5. POST /completion (and /completions, llama-server's alias of it), greedy: the same content, tokens_predicted,
+   tokens_evaluated, prompt, stop_type and tokens_cached, whole and streamed (the streamed pieces joined, the last
+   event stop: true); a stop string ends both at the same text with stopping_word; the same request again finds
+   the same prompt tokens cached (timings.cache_n); n_probs gives completion_probabilities with the same ids.
 
-usage: monitoring_llama_server_check.py INFERTUNE FIXTURES_DIR BUILD_LLAMA_CPP_SCRIPT WORKDIR
+usage: llama_server_api_check.py INFERTUNE FIXTURES_DIR BUILD_LLAMA_CPP_SCRIPT WORKDIR
 Exits 77 (skipped) when llama-server is not built."""
 import json
 import os
@@ -165,6 +169,66 @@ def check_busy_slot(theirs, ours, request):
     return failures
 
 
+def stream_events(server, path, body):
+    """The data: events of a streamed POST, parsed."""
+    req = urllib.request.Request(server.base + path, data=json.dumps(body).encode(), method="POST")
+    req.add_header("Content-Type", "application/json")
+    with urllib.request.urlopen(req, timeout=120) as r:
+        text = r.read().decode()
+    return [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: ") and line != "data: [DONE]"]
+
+
+def post(server, path, body):
+    status, text = server.request(path, body)
+    if status != 200:
+        raise SystemExit(f"FAIL: POST {path} answered {status}: {text[:300]}")
+    return json.loads(text)
+
+
+NATIVE_EQUAL = ["content", "stop", "tokens_predicted", "tokens_evaluated", "prompt", "stop_type", "stopping_word",
+                "tokens_cached"]
+
+
+def check_native_completion(theirs, ours):
+    failures = []
+    greedy = {"prompt": "Once upon a time", "n_predict": 12, "temperature": 0}
+    for path in ["/completion", "/completions"]:
+        a, b = post(theirs, path, greedy), post(ours, path, greedy)
+        print(f"POST {path}: llama-server {a['content']!r} ({a['stop_type']}), infertune {b['content']!r} "
+              f"({b['stop_type']})")
+        for key in NATIVE_EQUAL:
+            if a.get(key) != b.get(key):
+                failures.append(f"POST {path} {key}: llama-server {a.get(key)!r}, infertune {b.get(key)!r}")
+        for key in a["timings"]:
+            if key not in b.get("timings", {}):
+                failures.append(f"POST {path}: timings.{key} missing")
+    a, b = post(theirs, "/completion", greedy), post(ours, "/completion", greedy)
+    if a["timings"]["cache_n"] != b["timings"]["cache_n"]:
+        failures.append(f"the same request again: timings.cache_n llama-server {a['timings']['cache_n']}, "
+                        f"infertune {b['timings']['cache_n']}")
+    streams = [stream_events(server, "/completion", dict(greedy, stream=True)) for server in (theirs, ours)]
+    for who, events in zip(["llama-server", "infertune"], streams):
+        joined = "".join(e["content"] for e in events)
+        if not events or events[-1].get("stop") is not True or joined != a["content"]:
+            failures.append(f"streamed /completion on {who}: {len(events)} events, text {joined!r}, last stop "
+                            f"{events[-1].get('stop') if events else None}; the whole reply was {a['content']!r}")
+    stop_word = a["content"][3:6] if len(a["content"]) >= 6 else None
+    if stop_word and stop_word.isprintable():
+        body = dict(greedy, stop=[stop_word])
+        a, b = post(theirs, "/completion", body), post(ours, "/completion", body)
+        print(f"stop {stop_word!r}: llama-server {a['content']!r} {a['stop_type']}, infertune {b['content']!r} "
+              f"{b['stop_type']}")
+        for key in ["content", "stop_type", "stopping_word"]:
+            if a.get(key) != b.get(key):
+                failures.append(f"stop {stop_word!r} {key}: llama-server {a.get(key)!r}, infertune {b.get(key)!r}")
+    probs = dict(greedy, n_predict=4, n_probs=3)
+    a, b = post(theirs, "/completion", probs), post(ours, "/completion", probs)
+    ids = [[p["id"] for p in r.get("completion_probabilities", [])] for r in (a, b)]
+    if ids[0] != ids[1] or len(ids[0]) != 4:
+        failures.append(f"n_probs: completion_probabilities ids llama-server {ids[0]}, infertune {ids[1]}")
+    return failures
+
+
 def main():
     infertune, fixtures, build_script, work = sys.argv[1:5]
     built = subprocess.run([build_script, "--cached", "llama-server"], capture_output=True, text=True)
@@ -195,6 +259,7 @@ def main():
         failures += check_busy_slot(their_busy, our_busy, request)
         t1.join(120)
         t2.join(120)
+        failures += check_native_completion(theirs, ours)
     finally:
         theirs.stop()
         ours.stop()
