@@ -79,12 +79,18 @@ bool given(const LlamaServerFlag& flag, const LlamaServerFlagText& text) {
 void add_llama_server_flags(CLI::App& app, LlamaServerFlagText& text) {
   for (const LlamaServerFlag& flag : llama_server_flags()) {
     std::string names(flag.name);
-    // CLI11 takes single-dash names of one letter only: the other short forms are rewritten (aliases below).
+    // CLI11 takes single-dash names of one letter only: the other short forms are rewritten (aliases below) and
+    // named at the start of the help, as the settings' are ("-cb: ...").
+    std::string short_forms;
     for (std::string_view alias : flag.aliases) {
-      if (alias.starts_with("--")) names += "," + std::string(alias);
+      if (alias.starts_with("--")) {
+        names += "," + std::string(alias);
+      } else {
+        short_forms += (short_forms.empty() ? "" : ", ") + std::string(alias);
+      }
     }
-    const std::string help =
-        flag.supported ? fmt::format("Taken: {}", flag.why) : fmt::format("Not supported: {}", flag.why);
+    const std::string help = fmt::format("{}{}: {}", short_forms.empty() ? "" : short_forms + ": ",
+                                         flag.supported ? "Taken" : "Not supported", flag.why);
     CLI::Option* option = flag.takes_value
                               ? app.add_option(names, text.values[std::string(flag.name)], help)->expected(1)
                               : app.add_flag(names, text.switches[std::string(flag.name)], help);
