@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include "test_support.h"
 
 namespace infertune {
@@ -69,6 +71,7 @@ TEST(LlamaBenchOnlyFlags, EveryShortFormRewritesToItsLongForm) {
 
 // Before any model is opened (the model does not exist), with the flag in the message.
 TEST(LlamaBenchOnlyFlags, TheBinaryRefusesThemBeforeLoadingAnything) {
+  if (!std::filesystem::exists(test::infertune_binary())) GTEST_SKIP() << "the infertune binary is not built";
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"-nopo 1", "-nopo (--no-op-offload) 1:"},
       {"-ncmoe 2", "-ncmoe (--n-cpu-moe) 2:"},

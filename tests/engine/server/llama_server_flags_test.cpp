@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include "test_support.h"
 
 namespace infertune {
@@ -45,6 +47,7 @@ TEST(LlamaServerFlags, OtherFeaturesAreRefusedByName) {
 
 // The flags pass the parse: the run then stops at the missing model, not at a flag.
 TEST(LlamaServerFlags, ALlamaServerCommandLineGetsPastTheFlags) {
+  if (!std::filesystem::exists(test::infertune_binary())) GTEST_SKIP() << "the infertune binary is not built";
   const auto result = serve_with(
       "-cb -kvu --jinja --no-webui --swa-full --no-context-shift -to 30 --slots "
       "--log-disable -np 2 -c 512 -fa on");
@@ -54,6 +57,7 @@ TEST(LlamaServerFlags, ALlamaServerCommandLineGetsPastTheFlags) {
 }
 
 TEST(LlamaServerFlags, RefusedBeforeTheModelIsOpened) {
+  if (!std::filesystem::exists(test::infertune_binary())) GTEST_SKIP() << "the infertune binary is not built";
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"-sp", "-sp (--special):"},
       {"-nocb", "-nocb (--no-cont-batching):"},
