@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/gpu/gpu_offload.h"
 #include "kernels/cuda/cuda_devices.h"
-#include "kernels/cuda/device_runtime.h"
 
 namespace infertune {
 
@@ -19,13 +19,11 @@ std::string device_list_text(std::span<const ListedDevice> devices) {
 }
 
 std::vector<ListedDevice> visible_devices() {
+  const auto free = free_device_memory(nullptr);  // by CUDA index; an error leaves every device's free unknown
   std::vector<ListedDevice> listed;
   for (const CudaDevice& d : cuda_devices()) {
     ListedDevice device{.index = d.index, .name = d.name, .total_bytes = d.memory_bytes, .free_bytes = {}};
-    size_t free_bytes = 0, total_bytes = 0;
-    if (cuda::set_device(d.index) == 0 && cuda::memory_info(&free_bytes, &total_bytes) == 0) {
-      device.free_bytes = free_bytes;
-    }
+    if (free && d.index >= 0 && static_cast<size_t>(d.index) < free->size()) device.free_bytes = (*free)[d.index];
     listed.push_back(std::move(device));
   }
   return listed;

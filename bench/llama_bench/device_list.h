@@ -18,7 +18,7 @@ struct ListedDevice {
 
 std::string device_list_text(std::span<const ListedDevice> devices);
 
-// The CUDA devices visible now, with their free memory.
+// The CUDA devices visible now, with their free memory (free_device_memory, engine/gpu/gpu_offload.h).
 std::vector<ListedDevice> visible_devices();
 
 }  // namespace infertune
