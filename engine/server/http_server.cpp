@@ -267,8 +267,9 @@ void HttpServer::add_routes() {
     send_json(res, slots_json(slots, impl.served.limits));
   });
 
-  server_->Get("/props", [&impl](const httplib::Request&, httplib::Response& res) {
-    send_json(res, props_json(impl.served.props, impl.served.limits));
+  server_->Get("/props", [&impl, &options](const httplib::Request&, httplib::Response& res) {
+    const ServerEndpoints endpoints{.model_alias = options.alias, .slots = options.slots, .metrics = options.metrics};
+    send_json(res, props_json(impl.served.props, endpoints, impl.served.limits));
   });
 
   server_->Get("/metrics", [&options, &metrics](const httplib::Request&, httplib::Response& res) {

@@ -63,17 +63,17 @@ json slots_json(std::span<const SlotState> slots, const RequestLimits& limits) {
   return out;
 }
 
-json props_json(const ServerProps& props, const RequestLimits& limits) {
+json props_json(const ServerProps& props, const ServerEndpoints& endpoints, const RequestLimits& limits) {
   const int64_t n_predict = limits.max_tokens ? static_cast<int64_t>(*limits.max_tokens) : -1;
   return {{"default_generation_settings",
            {{"n_ctx", limits.n_ctx}, {"params", sampling_params_json(limits.defaults, n_predict, false, 0)}}},
           {"total_slots", props.total_slots},
-          {"model_alias", props.model_alias},
+          {"model_alias", endpoints.model_alias},
           {"model_path", props.model_path},
           {"modalities", {{"vision", false}, {"video", false}, {"audio", false}}},
-          {"endpoint_slots", props.endpoint_slots},
+          {"endpoint_slots", endpoints.slots},
           {"endpoint_props", false},
-          {"endpoint_metrics", props.endpoint_metrics},
+          {"endpoint_metrics", endpoints.metrics},
           {"ui", false},
           {"chat_template", props.chat_template_source},
           {"chat_template_family", props.chat_template_family},

@@ -27,17 +27,22 @@ nlohmann::json slots_json(std::span<const SlotState> slots, const RequestLimits&
 nlohmann::json sampling_params_json(const SamplingParams& sampling, int64_t n_predict, bool ignore_eos,
                                     uint32_t n_probs);
 
+// What /props says of the served model.
 struct ServerProps {
   uint32_t total_slots = 1;
-  std::string model_alias;
   std::string model_path;
   std::string chat_template_source;  // "" when none
   std::string chat_template_family;  // "" when chat requests are refused
   std::string bos_token, eos_token;  // their text ("" when the vocabulary has none)
-  bool endpoint_slots = true;
-  bool endpoint_metrics = false;
 };
 
-nlohmann::json props_json(const ServerProps& props, const RequestLimits& limits);
+// And what it says of the server itself: its settings (HttpOptions), passed as they are.
+struct ServerEndpoints {
+  std::string model_alias;
+  bool slots = true;
+  bool metrics = false;
+};
+
+nlohmann::json props_json(const ServerProps& props, const ServerEndpoints& endpoints, const RequestLimits& limits);
 
 }  // namespace infertune

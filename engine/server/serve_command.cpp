@@ -136,17 +136,15 @@ std::string token_text(const Vocab& vocab, std::optional<int32_t> id) {
   return id && vocab.contains(*id) ? vocab.text(*id) : std::string();
 }
 
-// What GET /props says beyond the request limits (the template source is set by choose_chat_template).
+// What GET /props says of the model beyond the request limits (the template source is set by choose_chat_template;
+// the alias and the endpoints come from the server's HttpOptions).
 void describe_for_props(const ServeFlags& flags, const Context& ctx, const Tokenizer& tokenizer, ServedModel& served) {
   ServerProps& props = served.props;
   props.total_slots = ctx.n_seq_max();
-  props.model_alias = flags.alias.empty() ? default_alias(flags.model) : flags.alias;
   props.model_path = flags.model;
   props.chat_template_family = served.chat_template ? std::string(served.chat_template->name()) : "";
   props.bos_token = token_text(tokenizer.vocab(), tokenizer.vocab().special().bos);
   props.eos_token = token_text(tokenizer.vocab(), tokenizer.vocab().special().eos);
-  props.endpoint_slots = flags.slots;
-  props.endpoint_metrics = flags.metrics;
 }
 
 // SIGTERM and SIGINT go to one thread (sigwait), blocked everywhere else: every thread started after this

@@ -74,15 +74,13 @@ TEST(MonitoringRoutes, APrefillingSlotCountsThePromptReadSoFar) {
 TEST(MonitoringRoutes, PropsSayTheSlotsModelAndTemplate) {
   ServerProps given;
   given.total_slots = 4;
-  given.model_alias = "m";
   given.model_path = "/models/m.gguf";
   given.chat_template_source = "{% for m in messages %}<|im_start|>{% endfor %}";
   given.chat_template_family = "chatml";
   given.bos_token = "<s>";
-  given.endpoint_metrics = true;
   RequestLimits limits{.n_ctx = 2048};
   limits.defaults.top_k = 7;
-  const json props = props_json(given, limits);
+  const json props = props_json(given, {.model_alias = "m", .slots = true, .metrics = true}, limits);
   EXPECT_EQ(props["total_slots"], 4);
   EXPECT_EQ(props["model_alias"], "m");
   EXPECT_EQ(props["model_path"], "/models/m.gguf");

@@ -90,7 +90,6 @@ class ServerHarness {
     served.limits.n_vocab = model_->config().n_vocab;
     served.limits.defaults.temperature = 0;
     served.props.total_slots = n_parallel_;
-    served.props.model_alias = "fixture";
     served.props.model_path = fixture_path("models/fixture-llama-Q8_0.gguf").string();
     served.props.chat_template_family = "chatml";
     http_->set_ready(served);
