@@ -132,14 +132,14 @@ void add_bench_flags(CLI::App& app, BenchFlagText& t) {
   app.add_flag("--profile", t.profile,
                "Time every op of the forward pass in the timed repetitions; print where a step's time goes "
                "(stderr)");
-  add_llama_bench_only_flags(app, t.llama_bench_only);
+  add_foreign_flags(app, llama_bench_only_flags(), t.llama_bench_only);
 }
 
 Result<BenchParams> resolve_bench_params(const BenchFlagText& t, const MachineCpus& machine) {
   BenchParams p;
   if (Status s = resolve_workloads(t, p); !s) return s.error();
   if (Status s = resolve_settings(t, machine, p); !s) return s.error();
-  if (Status s = check_llama_bench_only_flags(t.llama_bench_only); !s) return s.error();
+  if (Status s = check_foreign_flags(llama_bench_only_flags(), t.llama_bench_only); !s) return s.error();
   if (Status s = resolve_outputs(t, p); !s) return s.error();
   p.repetitions = t.repetitions;
   p.delay_seconds = t.delay_seconds;
@@ -157,7 +157,7 @@ std::vector<FlagAlias> bench_flag_aliases() {
   aliases.push_back({"-nkvo", "--no-kv-offload"});
   aliases.push_back({"-lm", "--load-mode"});
   aliases.push_back({"-oe", "--output-err"});
-  for (const FlagAlias& alias : llama_bench_only_flag_aliases()) aliases.push_back(alias);
+  for (const FlagAlias& alias : foreign_flag_aliases(llama_bench_only_flags())) aliases.push_back(alias);
   return aliases;
 }
 

@@ -32,7 +32,7 @@ struct BenchFlagText {
   bool list_devices = false;
   std::string output = "md";
   std::string output_err;  // -oe: "" is none
-  LlamaBenchOnlyFlagText llama_bench_only;
+  ForeignFlagText llama_bench_only;
 };
 
 // `text` must outlive the parse of `command`.

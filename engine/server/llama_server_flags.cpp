@@ -1,119 +1,88 @@
 #include "engine/server/llama_server_flags.h"
 
-#include <fmt/format.h>
-
-#include <string_view>
+#include <utility>
 
 namespace infertune {
 namespace {
 
-constexpr const char* kGroup = "llama-server flags (taken where infertune already does so, refused otherwise)";
-
-struct LlamaServerFlag {
-  std::string_view name;                  // the long form
-  std::vector<std::string_view> aliases;  // other spellings llama-server takes
-  bool takes_value = false;
-  bool supported = false;  // true: infertune always behaves so, the flag changes nothing
-  std::string_view why;    // supported: what infertune does; otherwise: what the flag asks for
-};
-
-const std::vector<LlamaServerFlag>& llama_server_flags() {
-  static const std::vector<LlamaServerFlag> flags{
-      {"--cont-batching", {"-cb"}, false, true, "requests are always batched continuously"},
-      {"--kv-unified", {"-kvu"}, false, true, "the slots always share the -c cells of one cache"},
-      {"--swa-full", {}, false, true, "every layer, sliding-window ones too, keeps the whole context"},
-      {"--no-context-shift", {}, false, true, "a request never shifts the context: it must fit in -c"},
-      {"--no-warmup", {}, false, true, "the server starts without a warmup run"},
-      {"--no-webui", {}, false, true, "the server has no web UI"},
-      {"--jinja", {}, false, true, "the chat template is rendered by its family (see --chat-template)"},
-      {"--no-jinja", {}, false, true, "the chat template is rendered by its family (see --chat-template)"},
-      {"--no-cont-batching", {"-nocb"}, false, false, "turning continuous batching off"},
-      {"--no-kv-unified", {"-no-kvu"}, false, false, "a cache of its own per slot"},
-      {"--context-shift", {}, false, false, "shifting the context when a generation outgrows it"},
-      {"--webui", {}, false, false, "a web UI"},
-      {"--embedding", {"--embeddings"}, false, false, "embeddings (serve answers completions and chat)"},
-      {"--pooling", {}, true, false, "embeddings (serve answers completions and chat)"},
-      {"--rerank", {"--reranking"}, false, false, "reranking (serve answers completions and chat)"},
-      {"--special", {"-sp"}, false, false, "special tokens in the replies' text"},
-      {"--props", {}, false, false, "changing properties by POST /props (GET /props is always served)"},
-      {"--lora", {}, true, false, "LoRA adapters"},
-      {"--lora-scaled", {}, true, false, "LoRA adapters"},
-      {"--model-draft", {"-md"}, true, false, "speculative decoding with a draft model"},
-      {"--mmproj", {"-mm"}, true, false, "multimodal projectors"},
-      {"--mmproj-url", {"-mmu"}, true, false, "multimodal projectors"},
-      {"--hf-repo", {"-hf", "-hfr"}, true, false, "downloads from Hugging Face (give a downloaded file with -m)"},
-      {"--hf-file", {"-hff"}, true, false, "downloads from Hugging Face (give a downloaded file with -m)"},
-      {"--hf-token", {"-hft"}, true, false, "downloads from Hugging Face (give a downloaded file with -m)"},
-      {"--cache-reuse", {}, true, false, "reusing cached chunks by shifting them (common prefixes are reused anyway)"},
-      {"--cache-ram", {"-cram"}, true, false, "a prompt cache in host memory"},
-      {"--slot-save-path", {}, true, false, "saving slots' caches to files"},
-      {"--reasoning-format", {}, true, false, "separating reasoning from the reply (reasoning_content)"},
-      {"--chat-template-kwargs", {}, true, false, "template arguments (templates are rendered by family)"},
-      {"--fit-target", {"-fitt"}, true, false, "fitting to device memory (-ngl auto offloads what fits)"},
-      {"--fit-ctx", {"-fitc"}, true, false, "fitting to device memory (-ngl auto offloads what fits)"},
-      {"--log-verbosity", {"-lv", "--verbosity"}, true, false, "log levels (--log-disable silences the log)"},
-      {"--log-verbose", {"-v", "--verbose"}, false, false, "log levels (--log-disable silences the log)"},
-  };
-  return flags;
+// A switch that asks for what infertune always does.
+ForeignFlag taken(std::string_view name, std::vector<std::string_view> aliases, std::string_view asks_for,
+                  std::string_view what_infertune_does) {
+  return {.name = name,
+          .aliases = std::move(aliases),
+          .asks_for = asks_for,
+          .instead = what_infertune_does,
+          .switch_taken = true};
 }
 
-// "-sp (--special)" or "--webui".
-std::string spelled(const LlamaServerFlag& flag) {
-  return flag.aliases.empty() || flag.aliases.front().starts_with("--")
-             ? std::string(flag.name)
-             : fmt::format("{} ({})", flag.aliases.front(), flag.name);
+ForeignFlag refused_switch(std::string_view name, std::vector<std::string_view> aliases, std::string_view asks_for,
+                           std::string_view instead = {}) {
+  return {.name = name, .aliases = std::move(aliases), .asks_for = asks_for, .instead = instead};
 }
 
-bool given(const LlamaServerFlag& flag, const LlamaServerFlagText& text) {
-  const std::string name(flag.name);
-  if (flag.takes_value) {
-    const auto it = text.values.find(name);
-    return it != text.values.end() && !it->second.empty();
-  }
-  const auto it = text.switches.find(name);
-  return it != text.switches.end() && it->second;
+// Refused whatever the value.
+ForeignFlag refused_option(std::string_view name, std::vector<std::string_view> aliases, std::string_view asks_for,
+                           std::string_view instead = {}) {
+  return {.name = name, .aliases = std::move(aliases), .asks_for = asks_for, .instead = instead, .takes_value = true};
 }
+
+constexpr std::string_view kByFamily = "the chat template is rendered by its family (see --chat-template)";
+constexpr std::string_view kServeAnswers = "serve answers completions and chat";
+constexpr std::string_view kDownloads = "downloads from Hugging Face";
+constexpr std::string_view kGiveTheFile = "give a downloaded file with -m";
+constexpr std::string_view kFitting = "fitting to device memory";
+constexpr std::string_view kNglAuto = "-ngl auto offloads what fits";
+constexpr std::string_view kLogLevels = "log levels";
+constexpr std::string_view kLogDisable = "--log-disable silences the log";
 
 }  // namespace
 
-void add_llama_server_flags(CLI::App& app, LlamaServerFlagText& text) {
-  for (const LlamaServerFlag& flag : llama_server_flags()) {
-    std::string names(flag.name);
-    // CLI11 takes single-dash names of one letter only: the other short forms are rewritten (aliases below) and
-    // named at the start of the help, as the settings' are ("-cb: ...").
-    std::string short_forms;
-    for (std::string_view alias : flag.aliases) {
-      if (alias.starts_with("--")) {
-        names += "," + std::string(alias);
-      } else {
-        short_forms += (short_forms.empty() ? "" : ", ") + std::string(alias);
-      }
-    }
-    const std::string help = fmt::format("{}{}: {}", short_forms.empty() ? "" : short_forms + ": ",
-                                         flag.supported ? "Taken" : "Not supported", flag.why);
-    CLI::Option* option = flag.takes_value
-                              ? app.add_option(names, text.values[std::string(flag.name)], help)->expected(1)
-                              : app.add_flag(names, text.switches[std::string(flag.name)], help);
-    option->group(kGroup);
-  }
-}
-
-Status check_llama_server_flags(const LlamaServerFlagText& text) {
-  for (const LlamaServerFlag& flag : llama_server_flags()) {
-    if (flag.supported || !given(flag, text)) continue;
-    return fail("{}: infertune serve does not support {}", spelled(flag), flag.why);
-  }
-  return {};
-}
-
-std::vector<FlagAlias> llama_server_flag_aliases() {
-  std::vector<FlagAlias> aliases;
-  for (const LlamaServerFlag& flag : llama_server_flags()) {
-    for (std::string_view alias : flag.aliases) {
-      if (!alias.starts_with("--")) aliases.push_back({alias, flag.name});
-    }
-  }
-  return aliases;
+const ForeignFlagTable& llama_server_flags() {
+  static const std::vector<ForeignFlag> flags{
+      taken("--cont-batching", {"-cb"}, "continuous batching", "requests are always batched continuously"),
+      taken("--kv-unified", {"-kvu"}, "one cache for every slot", "the slots always share the -c cells of one cache"),
+      taken("--swa-full", {}, "a full-size cache for sliding-window layers",
+            "every layer, sliding-window ones too, keeps the whole context"),
+      taken("--no-context-shift", {}, "no context shift", "a request never shifts the context: it must fit in -c"),
+      taken("--no-warmup", {}, "no warmup run", "the server starts without a warmup run"),
+      taken("--no-webui", {}, "no web UI", "the server has no web UI"),
+      taken("--jinja", {}, "Jinja chat templates", kByFamily),
+      taken("--no-jinja", {}, "no Jinja chat templates", kByFamily),
+      refused_switch("--no-cont-batching", {"-nocb"}, "turning continuous batching off"),
+      refused_switch("--no-kv-unified", {"-no-kvu"}, "a cache of its own per slot"),
+      refused_switch("--context-shift", {}, "shifting the context when a generation outgrows it"),
+      refused_switch("--webui", {}, "a web UI"),
+      refused_switch("--embedding", {"--embeddings"}, "embeddings", kServeAnswers),
+      refused_option("--pooling", {}, "embeddings", kServeAnswers),
+      refused_switch("--rerank", {"--reranking"}, "reranking", kServeAnswers),
+      refused_switch("--special", {"-sp"}, "special tokens in the replies' text"),
+      refused_switch("--props", {}, "changing properties by POST /props", "GET /props is always served"),
+      refused_option("--lora", {}, "LoRA adapters"),
+      refused_option("--lora-scaled", {}, "LoRA adapters"),
+      refused_option("--model-draft", {"-md"}, "speculative decoding with a draft model"),
+      refused_option("--mmproj", {"-mm"}, "multimodal projectors"),
+      refused_option("--mmproj-url", {"-mmu"}, "multimodal projectors"),
+      refused_option("--hf-repo", {"-hf", "-hfr"}, kDownloads, kGiveTheFile),
+      refused_option("--hf-file", {"-hff"}, kDownloads, kGiveTheFile),
+      refused_option("--hf-token", {"-hft"}, kDownloads, kGiveTheFile),
+      refused_option("--cache-reuse", {}, "reusing cached chunks by shifting them",
+                     "common prefixes are reused anyway"),
+      refused_option("--cache-ram", {"-cram"}, "a prompt cache in host memory"),
+      refused_option("--slot-save-path", {}, "saving slots' caches to files"),
+      refused_option("--reasoning-format", {}, "separating reasoning from the reply (reasoning_content)"),
+      refused_option("--chat-template-kwargs", {}, "template arguments", "templates are rendered by family"),
+      refused_option("--fit-target", {"-fitt"}, kFitting, kNglAuto),
+      refused_option("--fit-ctx", {"-fitc"}, kFitting, kNglAuto),
+      refused_option("--log-verbosity", {"-lv", "--verbosity"}, kLogLevels, kLogDisable),
+      refused_switch("--log-verbose", {"-v", "--verbose"}, kLogLevels, kLogDisable),
+  };
+  static const ForeignFlagTable table{
+      .tool = "llama-server",
+      .command = "serve",
+      .group = "llama-server flags (taken where infertune already does so, refused otherwise)",
+      .flags = flags,
+  };
+  return table;
 }
 
 }  // namespace infertune

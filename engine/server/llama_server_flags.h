@@ -7,29 +7,10 @@
 //   - features infertune does not have are refused before the model loads, naming the flag and what it asks for
 //     (-nocb, -no-kvu, --context-shift, --webui, embeddings and reranking, -sp, POST /props, LoRA, draft models,
 //     multimodal projectors, Hugging Face downloads, ...), instead of CLI11 reading "-sp" as "-s p".
-#include <CLI/CLI.hpp>
-
-#include <map>
-#include <string>
-#include <vector>
-
-#include "engine/cli/flag_aliases.h"
-#include "kernels/result.h"
+#include "engine/cli/foreign_flags.h"
 
 namespace infertune {
 
-struct LlamaServerFlagText {
-  std::map<std::string, bool> switches;                    // long name -> given
-  std::map<std::string, std::vector<std::string>> values;  // long name -> every occurrence
-};
-
-// `text` must outlive the parse of `command`.
-void add_llama_server_flags(CLI::App& command, LlamaServerFlagText& text);
-
-// An error naming the first flag given that infertune does not support.
-Status check_llama_server_flags(const LlamaServerFlagText& text);
-
-// Their multi-letter short forms (-cb, -sp, -md, -hf, ...) -> the long ones.
-std::vector<FlagAlias> llama_server_flag_aliases();
+const ForeignFlagTable& llama_server_flags();
 
 }  // namespace infertune

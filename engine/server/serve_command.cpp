@@ -58,7 +58,7 @@ struct ServeFlags {
   bool mlock = false;
   EngineSettings settings;
   SamplingParams sampling;
-  LlamaServerFlagText llama_server;
+  ForeignFlagText llama_server;
 };
 
 // The server's own lines on stderr (not its errors), silenced by --log-disable.
@@ -199,7 +199,7 @@ Result<Running> load(const ServeFlags& flags, ServerMetrics& metrics, ServedMode
 }
 
 int serve(ServeFlags& flags) {
-  if (Status s = check_llama_server_flags(flags.llama_server); !s) return report_error(kCommand, s.error().message);
+  if (Status s = check_foreign_flags(llama_server_flags(), flags.llama_server); !s) return report_error(kCommand, s.error().message);
   auto keys = read_api_keys(flags);
   if (!keys) return report_error(kCommand, keys.error().message);
   const sigset_t stop_signals = block_stop_signals();
@@ -308,10 +308,10 @@ void add_serve_command(Subcommands& commands) {
   app->add_flag("--mlock", flags->mlock, "Lock the model's memory in RAM");
   add_sampling_flags(*app, flags->sampling);
   add_setting_flags(*app, Command::serve, flags->settings);
-  add_llama_server_flags(*app, flags->llama_server);
+  add_foreign_flags(*app, llama_server_flags(), flags->llama_server);
   std::vector<FlagAlias> aliases = setting_flag_aliases(Command::serve);
   aliases.push_back({"-to", "--timeout"});
-  for (const FlagAlias& alias : llama_server_flag_aliases()) aliases.push_back(alias);
+  for (const FlagAlias& alias : foreign_flag_aliases(llama_server_flags())) aliases.push_back(alias);
   commands.add_aliases(kCommand, aliases);
 }
 

@@ -25,24 +25,24 @@ test::CommandResult serve_with(const std::string& flags) {
 }
 
 TEST(LlamaServerFlags, WhatInfertuneAlwaysDoesIsTaken) {
-  LlamaServerFlagText text;
+  ForeignFlagText text;
   for (const char* flag : {"--cont-batching", "--kv-unified", "--swa-full", "--no-context-shift", "--no-warmup",
                            "--no-webui", "--jinja", "--no-jinja"}) {
     text.switches[flag] = true;
   }
-  EXPECT_TRUE(check_llama_server_flags(text));
+  EXPECT_TRUE(check_foreign_flags(llama_server_flags(), text));
 }
 
 TEST(LlamaServerFlags, OtherFeaturesAreRefusedByName) {
-  LlamaServerFlagText text;
+  ForeignFlagText text;
   text.switches["--special"] = true;
-  const Status s = check_llama_server_flags(text);
+  const Status s = check_foreign_flags(llama_server_flags(), text);
   ASSERT_FALSE(s);
   EXPECT_EQ(s.error().message, "-sp (--special): infertune serve does not support special tokens in the replies' text");
-  LlamaServerFlagText lora;
+  ForeignFlagText lora;
   lora.values["--lora"] = {"adapter.gguf"};
-  ASSERT_FALSE(check_llama_server_flags(lora));
-  EXPECT_THAT(check_llama_server_flags(lora).error().message, HasSubstr("--lora: "));
+  ASSERT_FALSE(check_foreign_flags(llama_server_flags(), lora));
+  EXPECT_THAT(check_foreign_flags(llama_server_flags(), lora).error().message, HasSubstr("--lora adapter.gguf: infertune serve does not support LoRA adapters"));
 }
 
 // The flags pass the parse: the run then stops at the missing model, not at a flag.
@@ -62,11 +62,11 @@ TEST(LlamaServerFlags, RefusedBeforeTheModelIsOpened) {
       {"-sp", "-sp (--special):"},
       {"-nocb", "-nocb (--no-cont-batching):"},
       {"-no-kvu", "-no-kvu (--no-kv-unified):"},
-      {"-md draft.gguf", "-md (--model-draft):"},
-      {"-hf ggml-org/x", "-hf (--hf-repo):"},
+      {"-md draft.gguf", "-md (--model-draft) draft.gguf:"},
+      {"-hf ggml-org/x", "-hf (--hf-repo) ggml-org/x:"},
       {"--embeddings", "--embedding:"},
       {"--context-shift", "--context-shift:"},
-      {"-lv 3", "-lv (--log-verbosity):"},
+      {"-lv 3", "-lv (--log-verbosity) 3:"},
   };
   for (const auto& [flags, says] : cases) {
     const auto result = serve_with(flags);
