@@ -24,6 +24,21 @@ constexpr std::array<FamilyInfo, 6> kFamilies = {{
     {ChatFamily::mistral, "mistral", {"[INST]", ""}},
 }};
 
+// The turn markers a family's models have in their vocabulary as tokens of their own. A model whose file carries no
+// template (base models, some conversions) still shows by these what it was trained on. The [INST] families have
+// none: their markers are plain text in the vocabularies of that era.
+struct FamilyTokens {
+  ChatFamily family;
+  std::array<std::string_view, 2> tokens;  // both in the vocabulary
+};
+
+constexpr std::array<FamilyTokens, 4> kFamilyTokens = {{
+    {ChatFamily::gemma, {"<start_of_turn>", "<end_of_turn>"}},
+    {ChatFamily::llama3, {"<|start_header_id|>", "<|eot_id|>"}},
+    {ChatFamily::chatml, {"<|im_start|>", "<|im_end|>"}},
+    {ChatFamily::phi3, {"<|user|>", "<|end|>"}},
+}};
+
 const FamilyInfo& info(ChatFamily family) {
   for (const FamilyInfo& f : kFamilies) {
     if (f.family == family) return f;
@@ -167,6 +182,20 @@ Result<ChatTemplate> ChatTemplate::from_jinja(std::string_view source) {
       "the model's chat template (tokenizer.chat_template, {} bytes) is none of the families this server "
       "renders ({}); pick one with --chat-template NAME",
       source.size(), names());
+}
+
+std::optional<ChatTemplate> ChatTemplate::from_vocabulary(const std::function<bool(std::string_view)>& has_token) {
+  for (const FamilyTokens& f : kFamilyTokens) {
+    if (has_token(f.tokens[0]) && has_token(f.tokens[1])) return ChatTemplate(f.family);
+  }
+  return std::nullopt;
+}
+
+std::string_view ChatTemplate::turn_marker() const {
+  for (const FamilyTokens& f : kFamilyTokens) {
+    if (f.family == family_) return f.tokens[0];
+  }
+  return {};
 }
 
 Result<ChatTemplate> ChatTemplate::from_name(std::string_view name) {

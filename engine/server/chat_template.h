@@ -14,7 +14,11 @@
 //   phi3     <|user|>\n{content}<|end|>\n<|assistant|>\n ...
 //
 // A template of none of these is an error that says so and names --chat-template, which picks a family by
-// name. BOS is not written: the server tokenizes the prompt with the model's add_bos setting.
+// name. A file without a template gets the family whose turn markers its vocabulary has as tokens (a Gemma file
+// has <start_of_turn>); llama-server falls back to chatml there, whose markers such a model reads as plain text. BOS is
+// not written: the server tokenizes the prompt with the model's add_bos setting.
+#include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -34,6 +38,9 @@ class ChatTemplate {
  public:
   // The family of a tokenizer.chat_template source; an error naming what was looked for when none matches.
   static Result<ChatTemplate> from_jinja(std::string_view source);
+  // For a model whose file has no template: the family whose turn markers are tokens of the vocabulary
+  // (<start_of_turn> and <end_of_turn>: gemma; <|im_start|> and <|im_end|>: chatml; ...), if one's are.
+  static std::optional<ChatTemplate> from_vocabulary(const std::function<bool(std::string_view)>& has_token);
   // A family by name (--chat-template chatml); the error lists the names.
   static Result<ChatTemplate> from_name(std::string_view name);
   // The names from_name knows, comma-separated (for help and messages).
@@ -41,6 +48,8 @@ class ChatTemplate {
 
   ChatFamily family() const { return family_; }
   std::string_view name() const;
+  // The token from_vocabulary looks for first ("<start_of_turn>"); "" for the [INST] families.
+  std::string_view turn_marker() const;
 
   // The texts of the model's special tokens that some families write between turns (mistral and llama2
   // end an assistant turn with EOS; llama2 starts each later turn with BOS).

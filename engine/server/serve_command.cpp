@@ -113,6 +113,15 @@ void choose_chat_template(const ServeFlags& flags, const Model& model, ServedMod
   const GgufValue* value = model.file().find("tokenizer.chat_template");
   const auto* source = value ? std::get_if<std::string>(&value->storage) : nullptr;
   if (!source) {
+    served.chat_template = ChatTemplate::from_vocabulary(
+        [&](std::string_view text) { return served.tokenizer->vocab().find(text).has_value(); });
+    if (served.chat_template) {
+      log_line(flags,
+               "the model has no chat template; its vocabulary has {}: chat uses the {} family (--chat-template "
+               "chooses another)",
+               served.chat_template->turn_marker(), served.chat_template->name());
+      return;
+    }
     served.chat_template_error =
         "the model has no chat template (tokenizer.chat_template); start the server with --chat-template NAME (" +
         ChatTemplate::names() + ") or use /v1/completions";
@@ -199,7 +208,8 @@ Result<Running> load(const ServeFlags& flags, ServerMetrics& metrics, ServedMode
 }
 
 int serve(ServeFlags& flags) {
-  if (Status s = check_foreign_flags(llama_server_flags(), flags.llama_server); !s) return report_error(kCommand, s.error().message);
+  if (Status s = check_foreign_flags(llama_server_flags(), flags.llama_server); !s)
+    return report_error(kCommand, s.error().message);
   auto keys = read_api_keys(flags);
   if (!keys) return report_error(kCommand, keys.error().message);
   const sigset_t stop_signals = block_stop_signals();
