@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <utility>
@@ -61,8 +62,8 @@ struct Progress {
   std::string error;
   // For llama.cpp's /completion replies: the ids since the last chunk, the timings and what the final object says.
   std::vector<int32_t> chunk_tokens;
-  Clock::time_point arrival = Clock::now();
-  std::optional<Clock::time_point> first_token, last_token;
+  std::string unsent_text;  // of those tokens, while the last ends inside a character
+  std::optional<Clock::time_point> prompt_started, first_token, last_token;
   NativeSummary native;
 };
 
@@ -74,12 +75,14 @@ std::string absorb(Progress& p, const Tokenizer& tokenizer, RequestChannel::Upda
     if (p.reason) break;
     if (!p.first_token) {
       p.first_token = t.at;
+      p.prompt_started = t.prompt_started;
       p.native.timings.cache_n = t.prompt_cached;
+      p.native.id_slot = t.slot;
     }
     p.last_token = t.at;
     if (t.end_of_generation) continue;
     ++p.usage.completion_tokens;
-    p.chunk_tokens.push_back(t.token);
+    if (p.header.endpoint == Endpoint::native) p.chunk_tokens.push_back(t.token);
     out += p.text.push(tokenizer.token_to_piece(t.token));
     if (p.want_logprobs) p.pending_logprobs.push_back(t);
     if (p.text.stopped()) {
@@ -124,10 +127,35 @@ const NativeSummary& finish_native_summary(Progress& p) {
   if (p.stopped_by_text) s.stopping_word = p.text.matched_stop();
   const auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
   s.timings.prompt_n = s.tokens_evaluated - std::min(s.timings.cache_n, s.tokens_evaluated);
-  s.timings.prompt_ms = p.first_token ? ms(*p.first_token - p.arrival) : 0.0;
+  s.timings.prompt_ms = p.first_token ? ms(*p.first_token - *p.prompt_started) : 0.0;
   s.timings.predicted_n = s.tokens_predicted;
   s.timings.predicted_ms = p.first_token ? ms(*p.last_token - *p.first_token) : 0.0;
   return s;
+}
+
+// An update split into one per token (the last carries the end), so that each token is an event of its own, as
+// llama-server streams, however many tokens the loop produced while the writer was busy.
+std::vector<RequestChannel::Update> one_per_token(RequestChannel::Update update) {
+  std::vector<RequestChannel::Update> out(std::max<size_t>(update.tokens.size(), 1));
+  for (size_t i = 0; i < update.tokens.size(); ++i) out[i].tokens.push_back(std::move(update.tokens[i]));
+  out.back().finished = update.finished;
+  out.back().reason = update.reason;
+  out.back().error = std::move(update.error);
+  return out;
+}
+
+// The text of the event to send after a token, or nothing. OpenAI's endpoints send what text there is (and
+// log-probabilities). The native one sends an event per token, as llama-server does, but for a token that ends inside
+// a character: that token's text and id wait for the next event (llama-server sends no event for it and drops
+// its id).
+std::optional<std::string> ready_text(Progress& p, std::string text) {
+  if (p.header.endpoint != Endpoint::native) {
+    if (text.empty() && p.pending_logprobs.empty()) return std::nullopt;
+    return text;
+  }
+  p.unsent_text += text;
+  if (p.chunk_tokens.empty() || p.text.holds_partial_character()) return std::nullopt;
+  return std::exchange(p.unsent_text, {});
 }
 
 bool write_event(httplib::DataSink& sink, const json& j) {
@@ -135,8 +163,8 @@ bool write_event(httplib::DataSink& sink, const json& j) {
   return sink.write(line.data(), line.size());
 }
 
-// The streamed reply: a chunk per piece of text, keep-alive comments while nothing comes, then the last chunk
-// (finish_reason), the usage chunk when asked and [DONE]. Returns false when the client went away.
+// The streamed reply: a chunk per token that adds text (native: per token), keep-alive comments while nothing comes,
+// then the last chunk (finish_reason), the usage chunk when asked and [DONE]. Returns false when the client went away.
 bool stream_reply(const CompletionRoute& route, ServingLoop& loop, const std::shared_ptr<RequestChannel>& channel,
                   Progress& p, bool include_usage, httplib::DataSink& sink) {
   const Tokenizer& tokenizer = *route.served->tokenizer;
@@ -147,12 +175,15 @@ bool stream_reply(const CompletionRoute& route, ServingLoop& loop, const std::sh
   }
   auto last_write = Clock::now();
   while (!p.reason) {
-    RequestChannel::Update update = channel->wait(route.options->keep_alive);
-    const std::string text = absorb(p, tokenizer, update);
     bool ok = true;
-    const bool native_tokens = p.header.endpoint == Endpoint::native && !p.chunk_tokens.empty();
-    if (!text.empty() || !p.pending_logprobs.empty() || native_tokens) {
-      ok = write_event(sink, text_chunk(p, tokenizer, text));
+    bool wrote = false;
+    for (RequestChannel::Update& update : one_per_token(channel->wait(route.options->keep_alive))) {
+      std::optional<std::string> text = ready_text(p, absorb(p, tokenizer, update));
+      if (!ok || !text) continue;
+      ok = write_event(sink, text_chunk(p, tokenizer, *text));
+      wrote = true;
+    }
+    if (wrote) {
       last_write = Clock::now();
     } else if (Clock::now() - last_write >= route.options->keep_alive) {
       ok = sink.write(": keep-alive\n\n", 14);  // a write is how a client that went away is noticed
@@ -169,8 +200,9 @@ bool stream_reply(const CompletionRoute& route, ServingLoop& loop, const std::sh
     sink.done();
     return true;
   }
-  const std::string tail = p.text.finish();
-  if (!tail.empty()) write_event(sink, text_chunk(p, tokenizer, tail));
+  const std::string tail = std::exchange(p.unsent_text, {}) + p.text.finish();
+  const bool native_ids = p.header.endpoint == Endpoint::native && !p.chunk_tokens.empty();
+  if (!tail.empty() || native_ids) write_event(sink, text_chunk(p, tokenizer, tail));
   if (p.header.endpoint == Endpoint::native) {  // llama.cpp's stream ends with the final object, no [DONE]
     write_event(sink, native_final_json("", finish_native_summary(p), nullptr));
     sink.done();

@@ -60,7 +60,7 @@ json native_final_json(const std::string& content, const NativeSummary& s, json 
   json out = {{"index", 0},
               {"content", content},
               {"tokens", json::array()},
-              {"id_slot", -1},
+              {"id_slot", s.id_slot},
               {"stop", true},
               {"model", s.model},
               {"tokens_predicted", s.tokens_predicted},

@@ -1,15 +1,15 @@
 #pragma once
 // The replies of llama.cpp's own POST /completion, in the shapes of the llama-server infertune is compared with:
-//   streamed: one event per piece of text, {"index", "content", "tokens" (the ids of the piece), "stop": false,
+//   streamed: one event per token, {"index", "content", "tokens" (the token's id), "stop": false,
 //             "id_slot": -1, "tokens_predicted", "tokens_evaluated"}, then the final object with "content": ""
 //             (no "data: [DONE]");
-//   whole:    the final object with all the text: "content", "stop": true, "model", "tokens_predicted",
-//             "tokens_evaluated", "generation_settings", "prompt", "truncated", "stop_type" (eos, limit, word,
-//             none), "stopping_word", "tokens_cached", "timings" {cache_n, prompt_n, prompt_ms,
-//             prompt_per_token_ms, prompt_per_second, predicted_n, predicted_ms, predicted_per_token_ms,
+//   whole:    the final object with all the text: "content", "id_slot" (the slot that ran it), "stop": true,
+//             "model", "tokens_predicted", "tokens_evaluated", "generation_settings", "prompt", "truncated",
+//             "stop_type" (eos, limit, word, none), "stopping_word", "tokens_cached", "timings" {cache_n, prompt_n,
+//             prompt_ms, prompt_per_token_ms, prompt_per_second, predicted_n, predicted_ms, predicted_per_token_ms,
 //             predicted_per_second}, and "completion_probabilities" when n_probs asked for them.
-// prompt_ms counts from the request's arrival to its first token (a wait for a slot included); predicted_ms from
-// the first token to the last.
+// prompt_ms counts from the start of the step that gave the request a slot to its first token (a wait for a slot
+// left out, as llama-server's); predicted_ms from the first token to the last.
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -40,6 +40,7 @@ struct NativeSummary {
   uint32_t tokens_evaluated = 0;  // the prompt's tokens
   FinishReason reason = FinishReason::stop;
   std::optional<std::string> stopping_word;  // the stop string that ended it
+  int32_t id_slot = -1;                      // the slot that ran it
   NativeTimings timings;
   nlohmann::json generation_settings;  // the request's sampling (monitoring_routes.h's params)
 };

@@ -216,7 +216,13 @@ void ServingLoop::on_sampled(RequestId id, int32_t token, std::span<const float>
   t.end_of_generation = scheduler_->is_end_token(token);
   const auto now = Clock::now();
   t.at = now;
-  if (!channel.first_token_sent_) t.prompt_cached = prompt_tokens_reused(id);
+  if (!channel.first_token_sent_) {
+    if (const auto running = running_slot(id)) {
+      t.slot = static_cast<int32_t>(running->first);
+      t.prompt_cached = std::min(running->second.n_reused, running->second.n_prompt);
+    }
+    t.prompt_started = channel.prompt_started_.value_or(step_started_);  // unset: its slot came in this step
+  }
   const double since = std::chrono::duration<double>(now - channel.last_token_).count();
   if (channel.first_token_sent_) {
     metrics_->inter_token_latency(since);
@@ -229,22 +235,24 @@ void ServingLoop::on_sampled(RequestId id, int32_t token, std::span<const float>
   channel.push(std::move(t));
 }
 
-uint32_t ServingLoop::prompt_tokens_reused(RequestId id) const {
+std::optional<std::pair<uint32_t, SchedulerPlan::Progress>> ServingLoop::running_slot(RequestId id) const {
   const SchedulerPlan& plan = scheduler_->plan();
   for (uint32_t slot = 0; slot < params_.n_parallel; ++slot) {
     const auto progress = plan.progress(slot);
-    if (progress && progress->id == id) return std::min(progress->n_reused, progress->n_prompt);
+    if (progress && progress->id == id) return std::pair(slot, *progress);
   }
-  return 0;
+  return std::nullopt;
 }
 
 void ServingLoop::step() {
   if (active_.empty() || !scheduler_) return;
+  step_started_ = Clock::now();
   auto more = scheduler_->step();
   if (!more) {
     fail_all(more.error().message);
     return;
   }
+  note_prompt_starts();
   // Counted before any job finishes: a client that reads /metrics after its reply sees the step that made it.
   publish_counters();
   for (GenerationResult& r : scheduler_->take_finished()) {
@@ -254,6 +262,17 @@ void ServingLoop::step() {
     it->second->finish(ended ? FinishReason::stop : FinishReason::length);
     options_.erase(r.id);
     active_.erase(it);
+  }
+}
+
+// A request that has a slot and no start yet got its slot in this step.
+void ServingLoop::note_prompt_starts() {
+  const SchedulerPlan& plan = scheduler_->plan();
+  for (uint32_t slot = 0; slot < params_.n_parallel; ++slot) {
+    const auto progress = plan.progress(slot);
+    if (!progress) continue;
+    const auto it = active_.find(progress->id);
+    if (it != active_.end() && !it->second->prompt_started_) it->second->prompt_started_ = step_started_;
   }
 }
 

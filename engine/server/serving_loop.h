@@ -40,6 +40,10 @@ struct GeneratedToken {
   std::vector<TokenLogprob> top;   // the most likely tokens at this step, best first (when asked)
   std::chrono::steady_clock::time_point at{};  // when it was sampled
   uint32_t prompt_cached = 0;  // a request's first token only: its prompt tokens found in the cache (reused)
+  int32_t slot = -1;           // a request's first token only: the slot that runs it
+  // A request's first token only: the start of the step that gave it a slot (its prompt's first step), so that
+  // prompt time can leave out the wait for a slot.
+  std::chrono::steady_clock::time_point prompt_started{};
 };
 
 enum class FinishReason { stop, length, cancelled, error };
@@ -68,7 +72,8 @@ class RequestChannel {
   std::string error_;
   // The loop's own fields (only its thread touches them).
   RequestId id_ = 0;
-  std::chrono::steady_clock::time_point last_token_;  // the arrival, until the first token
+  std::chrono::steady_clock::time_point last_token_;                     // the arrival, until the first token
+  std::optional<std::chrono::steady_clock::time_point> prompt_started_;  // the step that gave it a slot
   bool first_token_sent_ = false;
 };
 
@@ -133,12 +138,14 @@ class ServingLoop {
   void admit(std::vector<std::pair<ServeJob, std::shared_ptr<RequestChannel>>>& jobs);
   void apply_cancels(const std::vector<std::shared_ptr<RequestChannel>>& cancels);
   void on_sampled(RequestId id, int32_t token, std::span<const float> logits);
-  uint32_t prompt_tokens_reused(RequestId id) const;  // of the running request `id`, found cached at admission
+  // The slot that runs request `id` and what the plan says of it there; nullopt when none does.
+  std::optional<std::pair<uint32_t, SchedulerPlan::Progress>> running_slot(RequestId id) const;
   void step();
   void fail_all(const std::string& message);
   void publish_gauges();
   void publish_counters();
   void publish_slots();
+  void note_prompt_starts();
 
   Context* ctx_;
   SchedulerParams params_;
@@ -153,7 +160,8 @@ class ServingLoop {
   };
   std::unordered_map<RequestId, std::shared_ptr<RequestChannel>> active_;  // loop thread only
   std::unordered_map<RequestId, JobOptions> options_;                      // loop thread only
-  SchedulerStats stats_seen_;  // the scheduler's counters as last reported to the metrics
+  SchedulerStats stats_seen_;                           // the scheduler's counters as last reported to the metrics
+  std::chrono::steady_clock::time_point step_started_;  // of the step running or last run (loop thread only)
 
   std::mutex mutex_;
   std::condition_variable wake_;

@@ -10,6 +10,9 @@
 
 namespace infertune {
 
+// The bytes at the end of `text` that begin a UTF-8 character whose continuation bytes have not arrived.
+size_t incomplete_utf8_tail(std::string_view text);
+
 class TextStream {
  public:
   explicit TextStream(std::vector<std::string> stops = {});
@@ -20,6 +23,8 @@ class TextStream {
   std::string finish();
 
   bool stopped() const { return matched_.has_value(); }
+  // Whether the bytes held back end in a character whose continuation bytes have not arrived.
+  bool holds_partial_character() const { return incomplete_utf8_tail(std::string_view(text_).substr(sent_)) > 0; }
   const std::optional<std::string>& matched_stop() const { return matched_; }
   // Every byte sent so far.
   std::string_view sent() const { return std::string_view(text_).substr(0, sent_); }
@@ -32,8 +37,5 @@ class TextStream {
   size_t sent_ = 0;
   std::optional<std::string> matched_;
 };
-
-// The bytes at the end of `text` that begin a UTF-8 character whose continuation bytes have not arrived.
-size_t incomplete_utf8_tail(std::string_view text);
 
 }  // namespace infertune

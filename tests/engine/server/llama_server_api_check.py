@@ -13,9 +13,10 @@ scripts/build-llama-cpp), on the same model and flags (a llama-server command li
    and the request's own sampling (temperature, seed, n_predict, ignore_eos) on both.
 4. --no-slots: both answer /slots with 501.
 5. POST /completion (and /completions, llama-server's alias of it), greedy: the same content, tokens_predicted,
-   tokens_evaluated, prompt, stop_type and tokens_cached, whole and streamed (the streamed pieces joined, the last
-   event stop: true); a stop string ends both at the same text with stopping_word; the same request again finds
-   the same prompt tokens cached (timings.cache_n); n_probs gives completion_probabilities with the same ids.
+   tokens_evaluated, prompt, stop_type and tokens_cached, whole and streamed (the streamed pieces joined; an event
+   per token, but for a token that ends inside a character, with the same last id; the last event stop: true with
+   the slot that ran it); a stop string ends both at the same text with stopping_word; the same request again
+   finds the same prompt tokens cached (timings.cache_n); n_probs gives completion_probabilities with the same ids.
 
 usage: llama_server_api_check.py INFERTUNE FIXTURES_DIR BUILD_LLAMA_CPP_SCRIPT WORKDIR
 Exits 77 (skipped) when llama-server is not built."""
@@ -212,6 +213,15 @@ def check_native_completion(theirs, ours):
         if not events or events[-1].get("stop") is not True or joined != a["content"]:
             failures.append(f"streamed /completion on {who}: {len(events)} events, text {joined!r}, last stop "
                             f"{events[-1].get('stop') if events else None}; the whole reply was {a['content']!r}")
+        elif not 0 <= events[-1].get("id_slot", -1) < 2:
+            failures.append(f"streamed /completion on {who}: the final event's id_slot is {events[-1].get('id_slot')}")
+    # An event per token, but for a token that ends inside a character: llama-server sends no event for it and
+    # drops its id; infertune sends its id with the next event. So the events' last ids are compared.
+    per_event = [[(e.get("tokens") or [None])[-1] for e in events[:-1]] for events in streams]
+    print(f"streamed /completion: llama-server {len(per_event[0])} token events, infertune {len(per_event[1])}")
+    if per_event[0] != per_event[1]:
+        failures.append(f"streamed /completion: the events' last token ids differ: llama-server {per_event[0]}, "
+                        f"infertune {per_event[1]}")
     stop_word = a["content"][3:6] if len(a["content"]) >= 6 else None
     if stop_word and stop_word.isprintable():
         body = dict(greedy, stop=[stop_word])

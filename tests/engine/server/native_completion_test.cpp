@@ -1,7 +1,7 @@
 // llama.cpp's own POST /completion (engine/server/native_format.h): the final object's fields from a summary
 // (stop_type, stopping_word, tokens_cached, the timings' rates), completion_probabilities, and through the server:
-// the greedy continuation decoded alone, whole and streamed (pieces with their token ids, a last event with
-// stop: true and no [DONE]), /completions as the same API, a stop string, and a repeated prompt found cached.
+// the greedy continuation decoded alone, whole and streamed (an event per token with its id, a last event with
+// stop: true, the slot and no [DONE]), /completions as the same API, a stop string, and a repeated prompt found cached.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/server/native_format.h"
+#include "engine/server/text_stream.h"
 #include "server_harness.h"
 
 namespace infertune {
@@ -87,8 +88,18 @@ TEST(NativeCompletion, IsTheGreedyContinuationWholeOrStreamed) {
   ASSERT_GE(data.size(), 2u);
   std::string text;
   std::vector<int32_t> ids;
+  // An event per token, but a token that ends inside a character goes with the next one.
+  size_t partial = 0;
+  std::string sent;
+  for (size_t i = 0; i < greedy.size(); ++i) {
+    sent += h.tokenizer().token_to_piece(greedy[i]);
+    if (i + 1 < greedy.size() && incomplete_utf8_tail(sent) > 0) ++partial;
+  }
+  ASSERT_EQ(data.size(), greedy.size() - partial + 1) << "an event per token, then the final object";
   for (size_t i = 0; i + 1 < data.size(); ++i) {
     EXPECT_EQ(data[i]["stop"], false);
+    EXPECT_GE(data[i]["tokens"].size(), 1u) << "event " << i;
+    EXPECT_EQ(data[i]["id_slot"], -1) << "llama-server names the slot in the final object only";
     text += data[i]["content"].get<std::string>();
     for (const json& id : data[i]["tokens"]) ids.push_back(id.get<int32_t>());
   }
@@ -97,6 +108,8 @@ TEST(NativeCompletion, IsTheGreedyContinuationWholeOrStreamed) {
   EXPECT_EQ(data.back()["stop"], true);
   EXPECT_EQ(data.back()["content"], "");
   EXPECT_EQ(data.back()["tokens_predicted"], 10);
+  EXPECT_GE(data.back()["id_slot"].get<int>(), 0);
+  EXPECT_LT(data.back()["id_slot"].get<int>(), 2);
 }
 
 TEST(NativeCompletion, AStopStringAndARepeatedPrompt) {

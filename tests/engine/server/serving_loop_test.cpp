@@ -60,6 +60,38 @@ TEST(ServingLoop, ConcurrentGreedyJobsGetTheirTokensDecodedAlone) {
   }
 }
 
+// Every generated token of a channel, with its times, until it finishes.
+std::vector<GeneratedToken> drain_tokens(RequestChannel& channel) {
+  std::vector<GeneratedToken> tokens;
+  for (;;) {
+    RequestChannel::Update u = channel.wait(1000ms);
+    for (GeneratedToken& t : u.tokens) tokens.push_back(std::move(t));
+    if (u.finished) return tokens;
+  }
+}
+
+// One slot: the second job waits for the first to finish, and its prompt time starts when it gets the slot, not
+// when it arrived (llama-server's prompt_ms leaves the wait out). An order of events, not a timing.
+TEST(ServingLoop, AFirstTokenSaysItsSlotAndWhenItsPromptStarted) {
+  test::ServerHarness h({.n_parallel = 1, .start_http = false});
+  const uint32_t vocab = h.model().config().n_vocab;
+  const auto arrival = std::chrono::steady_clock::now();
+  auto first = h.loop().submit(greedy_job(prompt_of(1, 8, vocab), 24));
+  auto second = h.loop().submit(greedy_job(prompt_of(2, 8, vocab), 2));
+  ASSERT_TRUE(first.channel && second.channel);
+  const std::vector<GeneratedToken> a = drain_tokens(*first.channel);
+  const std::vector<GeneratedToken> b = drain_tokens(*second.channel);
+  ASSERT_EQ(a.size(), 24u);
+  ASSERT_EQ(b.size(), 2u);
+  EXPECT_EQ(a.front().slot, 0);
+  EXPECT_EQ(b.front().slot, 0);
+  EXPECT_EQ(a[1].slot, -1) << "only a first token says its slot";
+  EXPECT_GE(a.front().prompt_started, arrival);
+  EXPECT_LE(a.front().prompt_started, a.front().at);
+  EXPECT_GT(b.front().prompt_started, a.back().at) << "the second job's prompt time counts its wait for the slot";
+  EXPECT_LE(b.front().prompt_started, b.front().at);
+}
+
 TEST(ServingLoop, ACancelledJobFreesItsCells) {
   // Long enough that it is still running when the cancellation arrives, even on a busy machine that leaves this
   // thread waiting: the fixture makes ~10k tokens/s, so 16000 tokens take over a second, and the end token does
