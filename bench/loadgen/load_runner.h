@@ -21,8 +21,8 @@ struct LoadLevel {
 
 struct LevelRun {
   LoadLevel level;
-  std::vector<RequestOutcome> outcomes;  // the measured requests, in completion order
-  double wall_s = 0;                     // from the first request sent to the last reply's end
+  std::vector<RequestOutcome> outcomes{};  // the measured requests, in completion order
+  double wall_s = 0;                       // from the first request sent to the last reply's end
 };
 
 LevelRun run_level(const LoadOptions& options, const LoadLevel& level, PromptSource& prompts);

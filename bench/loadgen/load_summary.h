@@ -22,8 +22,8 @@ struct LevelSummary {
   LoadLevel level;
   uint32_t requests = 0;
   uint32_t errors = 0;
-  std::string first_error;
-  Percentiles ttft_s, itl_s, tpot_s, e2e_s;
+  std::string first_error{};
+  Percentiles ttft_s{}, itl_s{}, tpot_s{}, e2e_s{};
   double output_tokens_per_s = 0;  // every successful request's output tokens over the level's wall time
   double requests_per_s = 0;
   uint64_t output_tokens = 0;

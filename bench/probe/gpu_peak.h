@@ -14,13 +14,13 @@
 namespace infertune {
 
 struct GpuFigures {
-  int index = 0;           // the CUDA device index when measured
-  std::string name;        // with pci_bus_id: which GPU these are of (the index moves with CUDA_VISIBLE_DEVICES)
-  std::string pci_bus_id;  // "" where the runtime did not say
-  std::optional<double> copy_bandwidth_gbs;  // GB/s, read + written
-  std::optional<double> f16_gemm_tflops;     // TFLOP/s, 2 n^3 per n x n x n product
-  int gemm_n = 0;                            // the product's size
-  std::string problem;                       // why a figure is missing ("" when both were measured)
+  int index = 0;             // the CUDA device index when measured
+  std::string name;          // with pci_bus_id: which GPU these are of (the index moves with CUDA_VISIBLE_DEVICES)
+  std::string pci_bus_id{};  // "" where the runtime did not say
+  std::optional<double> copy_bandwidth_gbs{};  // GB/s, read + written
+  std::optional<double> f16_gemm_tflops{};     // TFLOP/s, 2 n^3 per n x n x n product
+  int gemm_n = 0;                              // the product's size
+  std::string problem{};                       // why a figure is missing ("" when both were measured)
   bool operator==(const GpuFigures&) const = default;
 };
 

@@ -39,11 +39,11 @@ struct GpuInfo {
   int compute_major = 0;
   int compute_minor = 0;
   uint64_t memory_bytes = 0;
-  std::string pci_bus_id;  // "0000:65:00.0"
+  std::string pci_bus_id{};  // "0000:65:00.0"
   // The memory interface as NVML reports it (kernels/cuda/nvml.h); 0 and null where NVML is absent.
   unsigned memory_bus_width_bits = 0;
   unsigned max_memory_clock_mhz = 0;
-  std::optional<double> theoretical_bandwidth_gbs;  // 2 x max memory clock x bus width / 8
+  std::optional<double> theoretical_bandwidth_gbs{};  // 2 x max memory clock x bus width / 8
   bool operator==(const GpuInfo&) const = default;
 };
 

@@ -20,13 +20,13 @@
 namespace infertune {
 
 struct ForeignFlag {
-  std::string_view name;                  // the long form: "--n-cpu-moe"
-  std::vector<std::string_view> aliases;  // the other spellings the tool takes: "-ncmoe", "--embeddings"
-  std::string_view asks_for;              // what the flag is for: "keeping MoE experts on the CPU"
-  std::string_view instead;               // what infertune does or offers instead (may be empty)
+  std::string_view name;                    // the long form: "--n-cpu-moe"
+  std::vector<std::string_view> aliases{};  // the other spellings the tool takes: "-ncmoe", "--embeddings"
+  std::string_view asks_for{};              // what the flag is for: "keeping MoE experts on the CPU"
+  std::string_view instead{};               // what infertune does or offers instead (may be empty)
   bool takes_value = false;
-  std::vector<std::string_view> taken_values;  // a value flag's values that change nothing (the tool's defaults)
-  bool switch_taken = false;                   // a switch infertune always behaves as
+  std::vector<std::string_view> taken_values{};  // a value flag's values that change nothing (the tool's defaults)
+  bool switch_taken = false;                     // a switch infertune always behaves as
 };
 
 struct ForeignFlagTable {

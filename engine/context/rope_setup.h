@@ -28,14 +28,14 @@ std::string_view rope_scaling_name(RopeScaling scaling);
 
 // Each set field replaces what the model file says. Unset: the file's value (or llama.cpp's default).
 struct RopeOverrides {
-  std::optional<RopeScaling> scaling;     // --rope-scaling
-  std::optional<float> freq_base;         // --rope-freq-base
-  std::optional<float> freq_scale;        // --rope-freq-scale, or 1 / --rope-scale
-  std::optional<uint32_t> yarn_orig_ctx;  // --yarn-orig-ctx
-  std::optional<float> yarn_ext_factor;   // --yarn-ext-factor
-  std::optional<float> yarn_attn_factor;  // --yarn-attn-factor
-  std::optional<float> yarn_beta_slow;    // --yarn-beta-slow
-  std::optional<float> yarn_beta_fast;    // --yarn-beta-fast
+  std::optional<RopeScaling> scaling{};     // --rope-scaling
+  std::optional<float> freq_base{};         // --rope-freq-base
+  std::optional<float> freq_scale{};        // --rope-freq-scale, or 1 / --rope-scale
+  std::optional<uint32_t> yarn_orig_ctx{};  // --yarn-orig-ctx
+  std::optional<float> yarn_ext_factor{};   // --yarn-ext-factor
+  std::optional<float> yarn_attn_factor{};  // --yarn-attn-factor
+  std::optional<float> yarn_beta_slow{};    // --yarn-beta-slow
+  std::optional<float> yarn_beta_fast{};    // --yarn-beta-fast
 };
 
 // Checks the set fields (positive and finite; ext_factor may be 0); errors name the flag, e.g.

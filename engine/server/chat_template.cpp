@@ -78,8 +78,8 @@ Result<std::string> render_llama3(std::span<const ChatMessage> messages, bool ge
 // The conversation as the [INST] and gemma families need it: a leading system message taken out, then
 // user and assistant alternating from a user message.
 struct Alternating {
-  std::string_view system;
-  std::span<const ChatMessage> turns;
+  std::string_view system{};
+  std::span<const ChatMessage> turns{};
   size_t first_index = 0;  // of turns[0] in the request's messages
 };
 

@@ -47,8 +47,8 @@ namespace infertune {
 struct HttpOptions {
   std::string host = "127.0.0.1";
   int port = 8080;                             // 0: any free port (port() says which)
-  std::vector<std::string> api_keys;           // empty: no key needed
-  std::string alias;                           // the model's name in replies and /v1/models
+  std::vector<std::string> api_keys{};         // empty: no key needed
+  std::string alias{};                         // the model's name in replies and /v1/models
   bool metrics = false;                        // serve /metrics
   bool slots = true;                           // serve /slots
   int timeout_s = 600;                         // read and write timeout of a connection

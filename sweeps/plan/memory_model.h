@@ -37,9 +37,9 @@ namespace infertune {
 // What the memory model needs to know about a model (read from its GGUF header, no weights loaded).
 struct ModelShape {
   ModelConfig config;
-  uint64_t tensor_bytes = 0;   // all tensor data as stored (or as it would be in the variant's type)
-  uint64_t file_bytes = 0;     // the whole file (for the variant: the base's overhead + tensor_bytes)
-  OffloadWeightBytes offload;  // per layer and output layer, as uploaded to a GPU
+  uint64_t tensor_bytes = 0;     // all tensor data as stored (or as it would be in the variant's type)
+  uint64_t file_bytes = 0;       // the whole file (for the variant: the base's overhead + tensor_bytes)
+  OffloadWeightBytes offload{};  // per layer and output layer, as uploaded to a GPU
 };
 
 // `quant_type`: the shape of the variant of `file` with its weight matrices in that type.

@@ -21,7 +21,9 @@ TEST(GpuPeak, AGpuThatCannotBeUsedGetsAProblemNotAnError) {
   EXPECT_FALSE(figures[0].copy_bandwidth_gbs);
   EXPECT_FALSE(figures[0].f16_gemm_tflops);
   EXPECT_FALSE(figures[0].problem.empty());
-  if (!cuda_compiled()) EXPECT_NE(figures[0].problem.find("no CUDA backend"), std::string::npos) << figures[0].problem;
+  if (!cuda_compiled()) {
+    EXPECT_NE(figures[0].problem.find("no CUDA backend"), std::string::npos) << figures[0].problem;
+  }
 }
 
 TEST(GpuPeak, EveryVisibleGpuMeasuresPositiveFigures) {

@@ -48,8 +48,12 @@ TEST(QuantizePlan, ConvertsTheWeightsAndCopiesNormsAsTheyAre) {
   for (const TensorPlan& p : *plan) {
     const bool weight = p.source->dims.size() >= 2;
     EXPECT_EQ(p.convert(), weight) << p.source->name;
-    if (!weight) EXPECT_EQ(p.type, GgmlType::F32) << p.source->name;
-    if (p.source->name == "output.weight") EXPECT_EQ(p.type, GgmlType::Q6_K);
+    if (!weight) {
+      EXPECT_EQ(p.type, GgmlType::F32) << p.source->name;
+    }
+    if (p.source->name == "output.weight") {
+      EXPECT_EQ(p.type, GgmlType::Q6_K);
+    }
   }
 }
 
@@ -60,7 +64,9 @@ TEST(QuantizePlan, LeavesTheOutputTensorWhenAsked) {
   auto plan = plan_quantization(file, o);
   ASSERT_TRUE(plan.ok());
   for (const TensorPlan& p : *plan) {
-    if (p.source->name == "output.weight") EXPECT_FALSE(p.convert());
+    if (p.source->name == "output.weight") {
+      EXPECT_FALSE(p.convert());
+    }
   }
 }
 
@@ -87,7 +93,9 @@ TEST(QuantizePlan, AnOverrideWhoseBlockDoesNotDivideARowIsAnError) {
   auto plan = plan_quantization(file, o);
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   for (const TensorPlan& p : *plan) {
-    if (p.source->name == "token_embd.weight") EXPECT_EQ(p.type, GgmlType::Q4_0);
+    if (p.source->name == "token_embd.weight") {
+      EXPECT_EQ(p.type, GgmlType::Q4_0);
+    }
   }
 }
 

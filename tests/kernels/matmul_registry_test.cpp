@@ -74,7 +74,9 @@ TEST(MatmulRegistryTest, CompiledRegistryHasScalarForEveryCodecType) {
     if (!traits) continue;
     auto kernel = registry.find(traits->type);
     EXPECT_EQ(kernel.ok(), has_reference_codec(traits->type)) << traits->name;
-    if (kernel.ok()) EXPECT_EQ(kernel->variant, "scalar");
+    if (kernel.ok()) {
+      EXPECT_EQ(kernel->variant, "scalar");
+    }
   }
 }
 

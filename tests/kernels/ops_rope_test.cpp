@@ -125,7 +125,9 @@ TEST(RopeLayoutTest, PairsAreInterleavedOrHalves) {
     EXPECT_NEAR(got[0], std::cos(1.0), 1e-7);
     EXPECT_NEAR(got[partner], std::sin(1.0), 1e-7);
     for (size_t i = 0; i < head.size(); ++i) {
-      if (i != 0 && i != partner) EXPECT_EQ(got[i], 0.0f) << i;
+      if (i != 0 && i != partner) {
+        EXPECT_EQ(got[i], 0.0f) << i;
+      }
     }
   }
 }

@@ -155,12 +155,16 @@ TEST_P(RopeYarnTest, FastPairsKeepTheirAngleAndSlowPairsAreInterpolated) {
     if (full_mix && static_cast<float>(i) <= dims.low) {
       // Pair indices up to d(beta_fast) are the ones turning at least beta_fast times (freq_factors aside;
       // low is clamped to 0, so pair 0 is always extrapolated).
-      if (yarn.freq_factors.empty() && i <= corr_dim(yarn, yarn.beta_fast)) EXPECT_GE(rotations, yarn.beta_fast) << i;
+      if (yarn.freq_factors.empty() && i <= corr_dim(yarn, yarn.beta_fast)) {
+        EXPECT_GE(rotations, yarn.beta_fast) << i;
+      }
       EXPECT_EQ(yc[i], ec[i]) << "pair " << i << " should keep its trained angle";
       EXPECT_EQ(ys[i], es[i]) << i;
       ++n_fast;
     } else if (static_cast<float>(i) >= dims.high) {
-      if (yarn.freq_factors.empty()) EXPECT_LE(rotations, yarn.beta_slow) << i;
+      if (yarn.freq_factors.empty()) {
+        EXPECT_LE(rotations, yarn.beta_slow) << i;
+      }
       EXPECT_EQ(yc[i], ic[i]) << "pair " << i << " should be interpolated";
       EXPECT_EQ(ys[i], is[i]) << i;
       ++n_slow;

@@ -327,7 +327,9 @@ TEST(OpsRegistryTest, ForcedNamesSelectByPrefix) {
   EXPECT_EQ(choose_ops_kernels(variants, "no-such-isa").variant, usable.front().name);
   for (const OpsVariant& v : usable) {
     EXPECT_EQ(choose_ops_kernels(variants, v.name).variant, v.name);
-    if (v.name == "avx512") EXPECT_EQ(choose_ops_kernels(variants, "avx512vnni").variant, "avx512");
+    if (v.name == "avx512") {
+      EXPECT_EQ(choose_ops_kernels(variants, "avx512vnni").variant, "avx512");
+    }
   }
 }
 

@@ -140,7 +140,9 @@ TEST(StoreReadOnly, ALookupADamagedTreeAnswersWithAnotherRowIsAnError) {
     EXPECT_NE(sweep.error().message.find(path.string()), std::string::npos) << sweep.error().message;
     for (int64_t id : {1, 2, 3}) {
       auto other = store->find_sweep(id);
-      if (other && *other) EXPECT_EQ((*other)->id, id);
+      if (other && *other) {
+        EXPECT_EQ((*other)->id, id);
+      }
     }
   }
   EXPECT_EQ(read_text(path), before);

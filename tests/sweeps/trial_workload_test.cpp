@@ -116,8 +116,12 @@ TEST(TrialWorkload, GpuTrialRecordsGpuUtilizationWhereNvmlAnswers) {
     EXPECT_EQ((n[{metric::kGpuVramPeakBytes, rep}]), 1);
   }
   for (const Sample& s : m.samples) {
-    if (s.metric == metric::kGpuBusyPercent) EXPECT_LE(s.value, 100);
-    if (s.metric == metric::kGpuVramPeakBytes) EXPECT_GT(s.value, 0);
+    if (s.metric == metric::kGpuBusyPercent) {
+      EXPECT_LE(s.value, 100);
+    }
+    if (s.metric == metric::kGpuVramPeakBytes) {
+      EXPECT_GT(s.value, 0);
+    }
   }
 }
 

@@ -37,7 +37,7 @@ inline std::vector<int32_t> greedy_alone(const Model& model, std::span<const int
 struct HarnessOptions {
   uint32_t n_parallel = 2;
   uint32_t max_waiting = 16;
-  std::vector<std::string> api_keys;
+  std::vector<std::string> api_keys{};
   bool metrics = true;
   bool slots = true;
   size_t max_body_bytes = 1u << 20;
