@@ -43,7 +43,7 @@ Result<RequestId> Scheduler::submit(GenerationRequest request) {
   if (!chain) return chain.error();
   // The penalties see the prompt, as in llama.cpp's server.
   for (int32_t t : request.prompt) chain->accept(t);
-  auto id = plan_.submit(std::move(request.prompt), request.max_new_tokens);
+  auto id = plan_.submit(std::move(request.prompt), request.max_new_tokens, request.reuse_cached_prefix);
   if (!id) return id.error();
   samplers_.emplace(*id, std::move(*chain));
   if (request.ignore_eos) ignore_eos_.insert(*id);

@@ -34,13 +34,13 @@ struct SchedulerParams {
   // Optional: called with the request's id and the token each time a request gets a new token, right after
   // it is sampled (a step's tokens one after another, in batch order): what a caller timestamps for TTFT
   // and inter-token latency.
-  std::function<void(RequestId, int32_t)> on_token;
+  std::function<void(RequestId, int32_t)> on_token{};
   // Optional: called before on_token with the [n_vocab] logits the token was sampled from (valid only during
   // the call): what a server computes log-probabilities from.
-  std::function<void(RequestId, int32_t, std::span<const float>)> on_logits;
+  std::function<void(RequestId, int32_t, std::span<const float>)> on_logits{};
   // More tokens that end a request as the model's eos does (with stop_at_eos): a chat model's end-of-turn
   // markers (Tokenizer::is_end_of_generation).
-  std::vector<int32_t> end_tokens;
+  std::vector<int32_t> end_tokens{};
 };
 
 struct GenerationRequest {
@@ -50,6 +50,9 @@ struct GenerationRequest {
   // The end tokens (eos, end_tokens) are never sampled for this request: it runs to max_new_tokens, as
   // llama.cpp's ignore_eos does (benchmarks of a fixed length).
   bool ignore_eos = false;
+  // false: the prompt is computed in full even where a slot's cache holds it (llama.cpp's cache_prompt: false, for
+  // timing a prompt's processing).
+  bool reuse_cached_prefix = true;
 };
 
 struct GenerationResult {

@@ -29,7 +29,7 @@ Result<SchedulerPlan> SchedulerPlan::create(const PlanLimits& limits) {
   return SchedulerPlan(limits);
 }
 
-Result<RequestId> SchedulerPlan::submit(std::vector<int32_t> prompt, uint32_t max_new_tokens) {
+Result<RequestId> SchedulerPlan::submit(std::vector<int32_t> prompt, uint32_t max_new_tokens, bool reuse_prefix) {
   const RequestId id = next_id_;
   if (prompt.empty()) return fail("scheduler: request {} has an empty prompt", id);
   if (max_new_tokens == 0) return fail("scheduler: request {} asks for 0 new tokens", id);
@@ -43,6 +43,7 @@ Result<RequestId> SchedulerPlan::submit(std::vector<int32_t> prompt, uint32_t ma
   r.n_prompt = static_cast<uint32_t>(prompt.size());
   r.history = std::move(prompt);
   r.max_new_tokens = max_new_tokens;
+  r.reuse_prefix = reuse_prefix;
   queue_.push_back(std::move(r));
   return id;
 }
@@ -129,19 +130,21 @@ Step SchedulerPlan::preempt(uint32_t slot) {
 bool SchedulerPlan::try_admit(uint32_t cells_left, Step& step) {
   if (queue_.empty()) return false;
   const std::vector<int32_t>& work = queue_.front().history;
-  // The idle slot whose own cache serves the head best; ties: the smallest cache (keeps others' prefixes).
+  const bool reuse = queue_.front().reuse_prefix;
+  // The idle slot whose own cache serves the head best; ties: the smallest cache (keeps others' prefixes). A
+  // request that reuses nothing takes the smallest.
   std::optional<uint32_t> slot;
   uint32_t slot_lcp = 0;
   for (uint32_t i = 0; i < slots_.size(); ++i) {
     if (slots_[i].state != State::Idle) continue;
-    const uint32_t lcp = common_prefix(slots_[i].cached, work);
+    const uint32_t lcp = reuse ? common_prefix(slots_[i].cached, work) : 0;
     if (!slot || lcp > slot_lcp || (lcp == slot_lcp && slots_[i].cached.size() < slots_[*slot].cached.size())) {
       slot = i;
       slot_lcp = lcp;
     }
   }
   if (!slot) return false;
-  auto [source, reused] = best_prefix(work);
+  auto [source, reused] = reuse ? best_prefix(work) : std::pair<uint32_t, uint32_t>{*slot, 0};
   // At least the last token is computed: its logits give the next token.
   reused = std::min(reused, static_cast<uint32_t>(work.size()) - 1);
   if (reused == 0) source = *slot;

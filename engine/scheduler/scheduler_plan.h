@@ -87,8 +87,9 @@ class SchedulerPlan {
   static Result<SchedulerPlan> create(const PlanLimits& limits);
 
   // Queues a request (ids are given in arrival order: 0, 1, 2, ...). Errors on an empty prompt, zero new
-  // tokens, or one that would not fit the cache alone (prompt + max_new_tokens > n_ctx).
-  Result<RequestId> submit(std::vector<int32_t> prompt, uint32_t max_new_tokens);
+  // tokens, or one that would not fit the cache alone (prompt + max_new_tokens > n_ctx). reuse_prefix false:
+  // its prompt is computed in full even where a slot's cache holds it (llama.cpp's cache_prompt: false).
+  Result<RequestId> submit(std::vector<int32_t> prompt, uint32_t max_new_tokens, bool reuse_prefix = true);
 
   // The next step, given the free cells of the cache now. The planner's state already reflects the step
   // as done (the chunks' tokens cached, the evicted or preempted cells gone): the driver must carry it out.
@@ -103,7 +104,7 @@ class SchedulerPlan {
   // slot's sequence must be cleared by the driver. False for an id that is neither waiting nor running.
   struct Cancelled {
     bool found = false;
-    std::optional<uint32_t> slot;  // set when the request was running there
+    std::optional<uint32_t> slot{};  // set when the request was running there
   };
   Cancelled cancel(RequestId id);
 
@@ -141,6 +142,7 @@ class SchedulerPlan {
     uint32_t n_prompt = 0;
     uint32_t max_new_tokens = 0;
     uint32_t n_reused = 0;  // at its last admission
+    bool reuse_prefix = true;
   };
   enum class State { Idle, Prefill, Decode };
   struct Slot {

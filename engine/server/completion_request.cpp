@@ -167,6 +167,12 @@ Result<CompletionRequest> parse_completion_request(const json& body, Endpoint en
   auto ignore_eos = bool_field(body, "ignore_eos", false);
   if (!ignore_eos) return ignore_eos.error();
   r.ignore_eos = *ignore_eos;
+  auto cache_prompt = bool_field(body, "cache_prompt", true);
+  if (!cache_prompt) return cache_prompt.error();
+  r.cache_prompt = *cache_prompt;
+  auto return_tokens = bool_field(body, "return_tokens", false);
+  if (!return_tokens) return return_tokens.error();
+  r.return_tokens = *return_tokens;
   auto stream = bool_field(body, "stream", false);
   if (!stream) return stream.error();
   r.stream = *stream;

@@ -3,7 +3,8 @@
 // reads is type-checked and bounded, and a bad one is an error naming it ("temperature must be a number in
 // [0, 2], got 7"), which the server answers with 400. Fields the server does not use are ignored, as
 // OpenAI-compatible servers do (clients send user, tools, response_format ...). llama.cpp's names are
-// accepted beside OpenAI's: n_predict for max_tokens, n_probs for logprobs, and its ignore_eos.
+// accepted beside OpenAI's: n_predict for max_tokens, n_probs for logprobs, and its ignore_eos, cache_prompt and
+// return_tokens.
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -23,10 +24,10 @@ enum class Endpoint { completions, chat, native };
 
 // What the parser needs to know of the server.
 struct RequestLimits {
-  uint32_t n_ctx = 4096;               // max_tokens can be at most this
-  uint32_t n_vocab = 0;                // token ids in a prompt array must be below this
-  SamplingParams defaults;             // the server's sampling flags: what an absent field means
-  std::optional<uint32_t> max_tokens;  // the server's -n; absent: until end of generation or a full context
+  uint32_t n_ctx = 4096;                 // max_tokens can be at most this
+  uint32_t n_vocab = 0;                  // token ids in a prompt array must be below this
+  SamplingParams defaults{};             // the server's sampling flags: what an absent field means
+  std::optional<uint32_t> max_tokens{};  // the server's -n; absent: until end of generation or a full context
 };
 
 inline constexpr size_t kMaxStopStrings = 16;
@@ -45,6 +46,8 @@ struct CompletionRequest {
   bool include_usage = false;            // stream_options.include_usage: a last chunk with the usage
   std::optional<uint32_t> top_logprobs;  // set: log-probabilities of the chosen and this many top tokens
   bool ignore_eos = false;               // llama.cpp's: never sample an end token (fixed-length benchmarks)
+  bool cache_prompt = true;              // llama.cpp's: false computes the whole prompt, cached or not
+  bool return_tokens = false;            // llama.cpp's /completion: the generated ids in the final object
 };
 
 Result<CompletionRequest> parse_completion_request(const nlohmann::json& body, Endpoint endpoint,

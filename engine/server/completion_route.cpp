@@ -62,7 +62,8 @@ struct Progress {
   std::string error;
   // For llama.cpp's /completion replies: the ids since the last chunk, the timings and what the final object says.
   std::vector<int32_t> chunk_tokens;
-  std::string unsent_text;  // of those tokens, while the last ends inside a character
+  std::string unsent_text;     // of those tokens, while the last ends inside a character
+  bool return_tokens = false;  // every generated id goes into the final object
   std::optional<Clock::time_point> prompt_started, first_token, last_token;
   NativeSummary native;
 };
@@ -83,6 +84,7 @@ std::string absorb(Progress& p, const Tokenizer& tokenizer, RequestChannel::Upda
     if (t.end_of_generation) continue;
     ++p.usage.completion_tokens;
     if (p.header.endpoint == Endpoint::native) p.chunk_tokens.push_back(t.token);
+    if (p.return_tokens) p.native.tokens.push_back(t.token);
     out += p.text.push(tokenizer.token_to_piece(t.token));
     if (p.want_logprobs) p.pending_logprobs.push_back(t);
     if (p.text.stopped()) {
@@ -285,7 +287,8 @@ void answer_completion(const CompletionRoute& route, Endpoint endpoint, const ht
                .max_tokens = std::min(request->max_tokens.value_or(room), room),
                .sampling = request->sampling,
                .top_logprobs = request->top_logprobs,
-               .ignore_eos = request->ignore_eos};
+               .ignore_eos = request->ignore_eos,
+               .cache_prompt = request->cache_prompt};
   const size_t n_prompt = job.prompt.size();
   auto progress = std::make_shared<Progress>();
   if (endpoint == Endpoint::native) {
@@ -310,6 +313,7 @@ void answer_completion(const CompletionRoute& route, Endpoint endpoint, const ht
           std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count(),
       .model = route.options->alias};
   progress->want_logprobs = request->top_logprobs.has_value();
+  progress->return_tokens = request->return_tokens && !request->stream;  // llama-server's stream ends with []
   progress->text = TextStream(request->stop);
   progress->usage.prompt_tokens = n_prompt;
   auto channel = submitted.channel;

@@ -59,7 +59,7 @@ json native_chunk_json(const std::string& text, std::span<const int32_t> tokens,
 json native_final_json(const std::string& content, const NativeSummary& s, json probabilities) {
   json out = {{"index", 0},
               {"content", content},
-              {"tokens", json::array()},
+              {"tokens", s.tokens},
               {"id_slot", s.id_slot},
               {"stop", true},
               {"model", s.model},

@@ -3,7 +3,8 @@
 //   streamed: one event per token, {"index", "content", "tokens" (the token's id), "stop": false,
 //             "id_slot": -1, "tokens_predicted", "tokens_evaluated"}, then the final object with "content": ""
 //             (no "data: [DONE]");
-//   whole:    the final object with all the text: "content", "id_slot" (the slot that ran it), "stop": true,
+//   whole:    the final object with all the text: "content", "tokens" (the generated ids with return_tokens,
+//             [] without), "id_slot" (the slot that ran it), "stop": true,
 //             "model", "tokens_predicted", "tokens_evaluated", "generation_settings", "prompt", "truncated",
 //             "stop_type" (eos, limit, word, none), "stopping_word", "tokens_cached", "timings" {cache_n, prompt_n,
 //             prompt_ms, prompt_per_token_ms, prompt_per_second, predicted_n, predicted_ms, predicted_per_token_ms,
@@ -41,6 +42,7 @@ struct NativeSummary {
   FinishReason reason = FinishReason::stop;
   std::optional<std::string> stopping_word;  // the stop string that ended it
   int32_t id_slot = -1;                      // the slot that ran it
+  std::vector<int32_t> tokens;               // the generated ids, when return_tokens asked for them
   NativeTimings timings;
   nlohmann::json generation_settings;  // the request's sampling (monitoring_routes.h's params)
 };

@@ -174,7 +174,8 @@ void ServingLoop::admit(std::vector<std::pair<ServeJob, std::shared_ptr<RequestC
     auto id = scheduler_->submit({.prompt = std::move(job.prompt),
                                   .max_new_tokens = job.max_tokens,
                                   .sampling = job.sampling,
-                                  .ignore_eos = job.ignore_eos});
+                                  .ignore_eos = job.ignore_eos,
+                                  .reuse_cached_prefix = job.cache_prompt});
     if (!id) {
       channel->finish(FinishReason::error, id.error().message);
       continue;

@@ -83,6 +83,7 @@ struct ServeJob {
   SamplingParams sampling;
   std::optional<uint32_t> top_logprobs;  // set: compute log-probabilities, with this many alternatives
   bool ignore_eos = false;               // GenerationRequest::ignore_eos
+  bool cache_prompt = true;              // GenerationRequest::reuse_cached_prefix
   std::chrono::steady_clock::time_point arrival = std::chrono::steady_clock::now();
 };
 
@@ -98,7 +99,7 @@ struct LoopLimits {
 struct SlotState {
   uint32_t id = 0;
   std::optional<SchedulerPlan::Progress> running;  // nullopt: idle
-  SamplingParams sampling;                         // the running request's
+  SamplingParams sampling{};                       // the running request's
   bool ignore_eos = false;
   uint32_t n_probs = 0;   // the running request's top_logprobs
   uint32_t n_cached = 0;  // tokens of the slot's sequence in the KV cache (kept after a request for reuse)

@@ -300,6 +300,27 @@ TEST(SchedulerPlan, ReusesTheLongestCachedPrefix) {
   EXPECT_EQ(plan.n_reused_tokens(), 11u);
 }
 
+// llama.cpp's cache_prompt: false. The same prompt again is computed in full, in the idle slot with the smallest
+// cache (the one holding the prompt keeps it for others), and a later request still reuses that slot's prefix.
+TEST(SchedulerPlan, ARequestThatReusesNothingComputesItsWholePrompt) {
+  SchedulerPlan plan = make_plan({.n_parallel = 2, .n_batch = 64, .n_ctx = 200});
+  const std::vector<int32_t> prompt = seq_tokens(1, 12);
+  ASSERT_TRUE(plan.submit(prompt, 1).ok());
+  SimCache cache(200);
+  drive(plan, cache);
+  ASSERT_EQ(plan.cached(0).size(), 12u) << "the first request ran in slot 0";
+
+  ASSERT_TRUE(plan.submit(prompt, 1, /*reuse_prefix=*/false).ok());
+  Step step = plan.next(cache.n_free());
+  ASSERT_EQ(step.admissions.size(), 1u);
+  EXPECT_EQ(step.admissions[0].reused, 0u);
+  EXPECT_EQ(step.admissions[0].slot, 1u) << "the empty slot, not the one that holds the prompt";
+  ASSERT_EQ(step.chunks.size(), 1u);
+  EXPECT_EQ(step.chunks[0].first, 0u);
+  EXPECT_EQ(step.chunks[0].count, 12u);
+  EXPECT_EQ(plan.n_reused_tokens(), 0u);
+}
+
 TEST(SchedulerPlan, CopiesAPrefixFromAnotherSlot) {
   SchedulerPlan plan = make_plan({.n_parallel = 2, .n_batch = 64, .n_ctx = 200});
   const std::vector<int32_t> sys = seq_tokens(1, 12);

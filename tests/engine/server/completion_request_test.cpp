@@ -2,7 +2,7 @@
 // bodies tests/fuzz/completion_request_fuzz found mishandled: a number beyond a double, integers beyond int64,
 // a content part whose type is not a string, and values nested deep enough to overflow the stack when
 // copied or dumped into an error (refused by the body's depth bound, and harmless past it). Each is the
-// client's error (400), never an exception or a crash.
+// client's error (400), never an exception or a crash. And llama.cpp's cache_prompt and return_tokens.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -48,6 +48,22 @@ TEST(CompletionRequest, IntegersBeyondInt64AreRefusedNotWrapped) {
   auto whole_float = parse(R"({"prompt":"a","max_tokens":8.0})");
   ASSERT_TRUE(whole_float.ok()) << whole_float.error().message;
   EXPECT_EQ(whole_float->max_tokens, 8u);
+}
+
+TEST(CompletionRequest, LlamaCppsCachePromptAndReturnTokens) {
+  auto defaults = parse(R"({"prompt":"a"})");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_TRUE(defaults->cache_prompt);
+  EXPECT_FALSE(defaults->return_tokens);
+  auto given = parse(R"({"prompt":"a","cache_prompt":false,"return_tokens":true})", Endpoint::native);
+  ASSERT_TRUE(given.ok()) << given.error().message;
+  EXPECT_FALSE(given->cache_prompt);
+  EXPECT_TRUE(given->return_tokens);
+  for (const char* field : {"cache_prompt", "return_tokens"}) {
+    auto wrong = parse(std::string(R"({"prompt":"a",")") + field + R"(":"no"})");
+    ASSERT_FALSE(wrong.ok()) << field;
+    EXPECT_THAT(wrong.error().message, HasSubstr(field));
+  }
 }
 
 TEST(CompletionRequest, AContentPartWhoseTypeIsNotAStringIsRefused) {

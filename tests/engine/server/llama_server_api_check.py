@@ -16,7 +16,8 @@ scripts/build-llama-cpp), on the same model and flags (a llama-server command li
    tokens_evaluated, prompt, stop_type and tokens_cached, whole and streamed (the streamed pieces joined; an event
    per token, but for a token that ends inside a character, with the same last id; the last event stop: true with
    the slot that ran it); a stop string ends both at the same text with stopping_word; the same request again
-   finds the same prompt tokens cached (timings.cache_n); n_probs gives completion_probabilities with the same ids.
+   finds the same prompt tokens cached (timings.cache_n), and none with cache_prompt: false; return_tokens gives the
+   same ids; n_probs gives completion_probabilities with the same ids.
 
 usage: llama_server_api_check.py INFERTUNE FIXTURES_DIR BUILD_LLAMA_CPP_SCRIPT WORKDIR
 Exits 77 (skipped) when llama-server is not built."""
@@ -207,6 +208,16 @@ def check_native_completion(theirs, ours):
     if a["timings"]["cache_n"] != b["timings"]["cache_n"]:
         failures.append(f"the same request again: timings.cache_n llama-server {a['timings']['cache_n']}, "
                         f"infertune {b['timings']['cache_n']}")
+    uncached = dict(greedy, cache_prompt=False, return_tokens=True)
+    a, b = post(theirs, "/completion", uncached), post(ours, "/completion", uncached)
+    for key in ["cache_n", "prompt_n"]:
+        if a["timings"][key] != b["timings"][key]:
+            failures.append(f"cache_prompt false: timings.{key} llama-server {a['timings'][key]}, "
+                            f"infertune {b['timings'][key]}")
+    if a["tokens"] != b["tokens"] or len(a["tokens"]) != greedy["n_predict"]:
+        failures.append(f"return_tokens: llama-server {a['tokens']}, infertune {b['tokens']}")
+    print(f"cache_prompt false: cache_n llama-server {a['timings']['cache_n']}, infertune {b['timings']['cache_n']}; "
+          f"return_tokens: {len(a['tokens'])} and {len(b['tokens'])} ids")
     streams = [stream_events(server, "/completion", dict(greedy, stream=True)) for server in (theirs, ours)]
     for who, events in zip(["llama-server", "infertune"], streams):
         joined = "".join(e["content"] for e in events)

@@ -1,7 +1,8 @@
 // llama.cpp's own POST /completion (engine/server/native_format.h): the final object's fields from a summary
 // (stop_type, stopping_word, tokens_cached, the timings' rates), completion_probabilities, and through the server:
 // the greedy continuation decoded alone, whole and streamed (an event per token with its id, a last event with
-// stop: true, the slot and no [DONE]), /completions as the same API, a stop string, and a repeated prompt found cached.
+// stop: true, the slot and no [DONE]), /completions as the same API, a stop string, a repeated prompt found cached
+// (and computed again with cache_prompt: false), return_tokens.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -123,6 +124,17 @@ TEST(NativeCompletion, AStopStringAndARepeatedPrompt) {
   EXPECT_EQ(first["timings"]["cache_n"], 0);
   EXPECT_EQ(again["timings"]["cache_n"], prompt.size() - 1);
   EXPECT_EQ(again["timings"]["prompt_n"], 1);
+  EXPECT_EQ(again["tokens"], json::array()) << "ids only with return_tokens";
+  // cache_prompt: false computes it all again; return_tokens gives the generated ids.
+  const json uncached = post(h, "/completion",
+                             {{"prompt", kPrompt},
+                              {"n_predict", 10},
+                              {"temperature", 0},
+                              {"cache_prompt", false},
+                              {"return_tokens", true}});
+  EXPECT_EQ(uncached["timings"]["cache_n"], 0);
+  EXPECT_EQ(uncached["timings"]["prompt_n"], prompt.size());
+  EXPECT_EQ(uncached["tokens"].get<std::vector<int32_t>>(), test::greedy_alone(h.model(), prompt, 10));
 
   // Two printable ASCII bytes past the start, first seen there (the fixture's random weights write any bytes).
   std::string stop;
