@@ -55,7 +55,9 @@ std::string gpu_text(const GpuInfo& g, const GpuFigures* f) {
   std::string out =
       fmt::format("\nGPU {}: {} (compute {}.{}, {}{})\n", g.index, g.name, g.compute_major, g.compute_minor,
                   size_text(g.memory_bytes), g.pci_bus_id.empty() ? "" : ", PCI " + g.pci_bus_id);
-  const std::optional<double> copy = f ? f->copy_bandwidth_gbs : std::nullopt;
+  // Assigned, not initialized from a conditional: GCC 12 then warned that its value "may be used uninitialized".
+  std::optional<double> copy;
+  if (f) copy = f->copy_bandwidth_gbs;
   std::string theoretical = "NVML theoretical: unknown (no NVML)";
   if (g.theoretical_bandwidth_gbs) {
     theoretical = fmt::format("NVML theoretical {:.1f} GB/s ({}-bit bus, {} MHz)", *g.theoretical_bandwidth_gbs,

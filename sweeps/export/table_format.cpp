@@ -41,7 +41,9 @@ struct CsvText {
   std::string operator()(std::monostate) const { return ""; }
   std::string operator()(int64_t v) const { return fmt::format("{}", v); }
   std::string operator()(double v) const { return fmt::format("{}", v); }
-  std::string operator()(const std::string& v) const { return csv_field(starts_like_a_formula(v) ? "'" + v : v); }
+  std::string operator()(const std::string& v) const {
+    return csv_field(starts_like_a_formula(v) ? fmt::format("'{}", v) : v);
+  }
 };
 
 struct MarkdownText {
@@ -75,10 +77,16 @@ std::optional<TableFormat> parse_table_format(std::string_view name) {
 
 std::string format_csv(const Table& table) {
   std::string out;
-  for (size_t c = 0; c < table.columns.size(); ++c) out += (c ? "," : "") + csv_field(table.columns[c]);
+  for (size_t c = 0; c < table.columns.size(); ++c) {
+    if (c > 0) out += ',';
+    out += csv_field(table.columns[c]);
+  }
   out += '\n';
   for (const auto& row : table.rows) {
-    for (size_t c = 0; c < row.size(); ++c) out += (c ? "," : "") + std::visit(CsvText{}, row[c]);
+    for (size_t c = 0; c < row.size(); ++c) {
+      if (c > 0) out += ',';
+      out += std::visit(CsvText{}, row[c]);
+    }
     out += '\n';
   }
   return out;
@@ -86,7 +94,7 @@ std::string format_csv(const Table& table) {
 
 std::string format_markdown(const Table& table) {
   std::string out = "|";
-  for (const auto& name : table.columns) out += " " + markdown_text(name) + " |";
+  for (const auto& name : table.columns) out += fmt::format(" {} |", markdown_text(name));
   out += "\n|";
   for (size_t c = 0; c < table.columns.size(); ++c) out += "---|";
   out += '\n';
@@ -94,7 +102,7 @@ std::string format_markdown(const Table& table) {
     out += "|";
     for (const Cell& cell : row) {
       const std::string text = std::visit(MarkdownText{}, cell);
-      out += text.empty() ? " |" : " " + text + " |";
+      out += text.empty() ? std::string(" |") : fmt::format(" {} |", text);
     }
     out += '\n';
   }
