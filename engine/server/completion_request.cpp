@@ -1,5 +1,7 @@
 #include "engine/server/completion_request.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
 
@@ -93,26 +95,47 @@ Status parse_logprobs(const json& body, Endpoint endpoint, std::optional<uint32_
   return {};
 }
 
-Status parse_prompt(const json& body, const RequestLimits& limits, CompletionRequest& r) {
-  const auto it = body.find("prompt");
-  if (it == body.end() || it->is_null()) return fail("prompt is required");
-  const json* one = &*it;  // not copied: a copy recurses once per level of nesting
-  if (one->is_array() && one->size() == 1 && ((*one)[0].is_string() || (*one)[0].is_array())) one = &(*one)[0];
-  const json& prompt = *one;
+// One prompt: a string or an array of token ids; `name` is how errors call it ("prompt", "prompt[2]").
+Result<CompletionPrompt> parse_one_prompt(const json& prompt, const std::string& name, const RequestLimits& limits) {
+  CompletionPrompt p;
   if (prompt.is_string()) {
-    r.prompt = prompt.get<std::string>();
-    if (r.prompt.empty()) return fail("prompt must not be empty");
-    return {};
+    p.text = prompt.get<std::string>();
+    if (p.text.empty()) return fail("{} must not be empty", name);
+    return p;
   }
-  if (!prompt.is_array() || prompt.empty()) {
-    return fail("prompt must be a string or an array of token ids (one prompt per request)");
-  }
+  if (!prompt.is_array() || prompt.empty()) return fail("{} must be a string or an array of token ids", name);
   for (size_t i = 0; i < prompt.size(); ++i) {
     const json& t = prompt[i];
     if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= limits.n_vocab) {
-      return fail("prompt[{}] must be a token id in [0, {}), got {}", i, limits.n_vocab, shown(t));
+      return fail("{}[{}] must be a token id in [0, {}), got {}", name, i, limits.n_vocab, shown(t));
     }
-    r.prompt_tokens.push_back(static_cast<int32_t>(t.get<int64_t>()));
+    p.tokens.push_back(static_cast<int32_t>(t.get<int64_t>()));
+  }
+  return p;
+}
+
+// A string, an array of token ids, or an array of those (several prompts).
+Status parse_prompt(const json& body, const RequestLimits& limits, CompletionRequest& r) {
+  const auto it = body.find("prompt");
+  if (it == body.end() || it->is_null()) return fail("prompt is required");
+  const json& prompt = *it;  // not copied: a copy recurses once per level of nesting
+  const bool several = prompt.is_array() && !prompt.empty() && (prompt[0].is_string() || prompt[0].is_array());
+  if (!several) {
+    auto one = parse_one_prompt(prompt, "prompt", limits);
+    if (!one) return one.error();
+    r.prompts.push_back(std::move(*one));
+    return {};
+  }
+  if (prompt.size() > kMaxPrompts)
+    return fail("prompt: at most {} prompts per request, got {}", kMaxPrompts, prompt.size());
+  for (size_t i = 0; i < prompt.size(); ++i) {
+    const std::string name = fmt::format("prompt[{}]", i);
+    if (!prompt[i].is_string() && !prompt[i].is_array()) {
+      return fail("{} must be a string or an array of token ids, as prompt[0] is", name);
+    }
+    auto one = parse_one_prompt(prompt[i], name, limits);
+    if (!one) return one.error();
+    r.prompts.push_back(std::move(*one));
   }
   return {};
 }

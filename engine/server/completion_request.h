@@ -30,14 +30,22 @@ struct RequestLimits {
   std::optional<uint32_t> max_tokens{};  // the server's -n; absent: until end of generation or a full context
 };
 
+inline constexpr size_t kMaxPrompts = 64;  // prompts in one completions request
 inline constexpr size_t kMaxStopStrings = 16;
 inline constexpr size_t kMaxStopBytes = 1024;
 inline constexpr uint32_t kMaxTopLogprobs = 20;
 
+// One prompt of a completions request: text, or token ids.
+struct CompletionPrompt {
+  std::string text;             // when tokens is empty
+  std::vector<int32_t> tokens;  // a prompt given as token ids
+};
+
 struct CompletionRequest {
   Endpoint endpoint = Endpoint::completions;
-  std::string prompt;                  // completions: the prompt text (when prompt_tokens is empty)
-  std::vector<int32_t> prompt_tokens;  // completions: a prompt given as token ids
+  // completions: one or more (a "prompt" array of strings or of id arrays: a completion for each, as OpenAI's and
+  // llama-server's do)
+  std::vector<CompletionPrompt> prompts;
   std::vector<ChatMessage> messages;   // chat
   std::optional<uint32_t> max_tokens;  // absent: until end of generation or a full context
   SamplingParams sampling;

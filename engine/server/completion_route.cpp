@@ -34,17 +34,40 @@ Result<std::string> render_chat(const ServedModel& served, std::span<const ChatM
   return served.chat_template->render(messages, add_generation_prompt, {.bos = bos, .eos = eos});
 }
 
-Result<std::vector<int32_t>> prompt_tokens(const ServedModel& served, const CompletionRequest& request) {
-  if (!request.prompt_tokens.empty()) return request.prompt_tokens;
-  std::string text = request.prompt;
+namespace {
+
+Result<std::vector<int32_t>> tokens_of_text(const ServedModel& served, const std::string& text, std::string_view name) {
+  std::vector<int32_t> ids = served.tokenizer->encode(text, true, true);
+  if (ids.empty()) return fail("{}: the text encodes to no tokens", name);
+  return ids;
+}
+
+}  // namespace
+
+Result<std::vector<std::vector<int32_t>>> prompt_tokens(const ServedModel& served, const CompletionRequest& request) {
   if (request.endpoint == Endpoint::chat) {
     auto rendered = render_chat(served, request.messages, true);
     if (!rendered) return rendered.error();
-    text = std::move(*rendered);
+    auto ids = tokens_of_text(served, *rendered, "prompt");
+    if (!ids) return ids.error();
+    return std::vector<std::vector<int32_t>>{std::move(*ids)};
   }
-  std::vector<int32_t> ids = served.tokenizer->encode(text, true, true);
-  if (ids.empty()) return fail("prompt: the text encodes to no tokens");
-  return ids;
+  std::vector<std::vector<int32_t>> out;
+  for (size_t i = 0; i < request.prompts.size(); ++i) {
+    const CompletionPrompt& prompt = request.prompts[i];
+    if (!prompt.tokens.empty()) {
+      out.push_back(prompt.tokens);
+      continue;
+    }
+    auto ids = tokens_of_text(served, prompt.text, prompt_name(request.prompts.size(), i));
+    if (!ids) return ids.error();
+    out.push_back(std::move(*ids));
+  }
+  return out;
+}
+
+std::string prompt_name(size_t n_prompts, size_t i) {
+  return n_prompts == 1 ? std::string("prompt") : fmt::format("prompt[{}]", i);
 }
 
 namespace {
@@ -218,34 +241,75 @@ bool stream_reply(const CompletionRoute& route, ServingLoop& loop, const std::sh
   return true;
 }
 
-// The non-streamed reply, once the first token is there: the JSON object when the request ends, preceded by a
-// space every keep-alive period (JSON allows leading whitespace) so that a client that went away is noticed.
-bool whole_reply(const CompletionRoute& route, ServingLoop& loop, const std::shared_ptr<RequestChannel>& channel,
-                 Progress& p, RequestChannel::Update first, httplib::DataSink& sink) {
-  const Tokenizer& tokenizer = *route.served->tokenizer;
-  std::string text = absorb(p, tokenizer, first);
-  auto last_write = Clock::now();
-  while (!p.reason) {
-    RequestChannel::Update update = channel->wait(route.options->keep_alive);
-    text += absorb(p, tokenizer, update);
-    if (p.reason || Clock::now() - last_write < route.options->keep_alive) continue;
-    if (!sink.write(" ", 1)) {
-      loop.cancel(channel);
-      return false;
+// Each prompt of a request: its channel from the serving loop and its reply's progress.
+struct Pending {
+  std::shared_ptr<RequestChannel> channel;
+  Progress progress;
+};
+
+void cancel_all(ServingLoop& loop, const std::vector<Pending>& all) {
+  for (const Pending& p : all) loop.cancel(p.channel);
+}
+
+// The non-streamed body: one prompt's object, or (several prompts) OpenAI's choices in prompt order with the usage
+// summed, or llama-server's array of /completion objects.
+json whole_body(std::vector<Pending>& all, std::vector<std::string>& texts, const Tokenizer& tokenizer) {
+  for (Pending& p : all) {
+    if (p.progress.reason == FinishReason::error) return error_json(500, p.progress.error, "server_error");
+  }
+  if (all.front().progress.header.endpoint == Endpoint::native) {
+    json objects = json::array();
+    for (size_t i = 0; i < all.size(); ++i) {
+      Progress& p = all[i].progress;
+      objects.push_back(native_final_json(texts[i], finish_native_summary(p), take_logprobs(p, tokenizer)));
+      objects.back()["index"] = i;
     }
-    last_write = Clock::now();
+    return all.size() == 1 ? objects[0] : objects;
   }
-  if (p.stopped_by_text) loop.cancel(channel);
-  text += p.text.finish();
+  Usage total;
+  for (const Pending& p : all) {
+    total.prompt_tokens += p.progress.usage.prompt_tokens;
+    total.completion_tokens += p.progress.usage.completion_tokens;
+  }
   json body;
-  if (p.reason == FinishReason::error) {
-    body = error_json(500, p.error, "server_error");
-  } else if (p.header.endpoint == Endpoint::native) {
-    body = native_final_json(text, finish_native_summary(p), take_logprobs(p, tokenizer));
-  } else {
-    body = completion_json(p.header, text, *p.reason, p.usage, take_logprobs(p, tokenizer));
+  for (size_t i = 0; i < all.size(); ++i) {
+    Progress& p = all[i].progress;
+    json one = completion_json(p.header, texts[i], *p.reason, total, take_logprobs(p, tokenizer));
+    if (i == 0) {
+      body = std::move(one);
+      continue;
+    }
+    one["choices"][0]["index"] = i;
+    body["choices"].push_back(std::move(one["choices"][0]));
   }
-  const std::string out = serialize(body);
+  return body;
+}
+
+// The non-streamed reply, once the first prompt's first token is there: the JSON body when every prompt's request
+// ended, preceded by a space every keep-alive period (JSON allows leading whitespace) so that a client that went
+// away is noticed.
+bool whole_reply(const CompletionRoute& route, ServingLoop& loop, std::vector<Pending>& all,
+                 RequestChannel::Update first, httplib::DataSink& sink) {
+  const Tokenizer& tokenizer = *route.served->tokenizer;
+  std::vector<std::string> texts(all.size());
+  texts[0] = absorb(all[0].progress, tokenizer, first);
+  auto last_write = Clock::now();
+  for (size_t i = 0; i < all.size(); ++i) {
+    Progress& p = all[i].progress;
+    while (!p.reason) {
+      RequestChannel::Update update = all[i].channel->wait(route.options->keep_alive);
+      texts[i] += absorb(p, tokenizer, update);
+      if (p.reason || Clock::now() - last_write < route.options->keep_alive) continue;
+      if (!sink.write(" ", 1)) {
+        cancel_all(loop, all);
+        return false;
+      }
+      last_write = Clock::now();
+    }
+    if (p.stopped_by_text) loop.cancel(all[i].channel);
+    texts[i] += p.text.finish();
+  }
+  const std::string out = serialize(whole_body(all, texts, tokenizer));
   sink.write(out.data(), out.size());
   sink.done();
   return true;
@@ -266,6 +330,42 @@ Result<CompletionRequest> parse_body(const ServedModel& served, Endpoint endpoin
   return parse_completion_request(*body, endpoint, served.limits);
 }
 
+// The job of one prompt, which must leave room for a generated token in the context.
+Result<ServeJob> job_for(const ServedModel& served, const CompletionRequest& request, std::vector<int32_t> prompt,
+                         const std::string& name) {
+  const uint32_t n_ctx = served.limits.n_ctx;
+  if (prompt.size() >= n_ctx) {
+    return fail("{} has {} tokens; the context holds {} (-c), with room for at least one generated token",
+                name == "prompt" ? "the prompt" : name, prompt.size(), n_ctx);
+  }
+  const auto room = static_cast<uint32_t>(n_ctx - prompt.size());
+  return ServeJob{.prompt = std::move(prompt),
+                  .max_tokens = std::min(request.max_tokens.value_or(room), room),
+                  .sampling = request.sampling,
+                  .top_logprobs = request.top_logprobs,
+                  .ignore_eos = request.ignore_eos,
+                  .cache_prompt = request.cache_prompt};
+}
+
+// The reply's progress for `job` before it is submitted.
+Progress progress_for(const CompletionRoute& route, const CompletionRequest& request, const ServeJob& job,
+                      const ResponseHeader& header) {
+  Progress p;
+  p.header = header;
+  p.want_logprobs = request.top_logprobs.has_value();
+  p.return_tokens = request.return_tokens && !request.stream;  // llama-server's stream ends with []
+  p.text = TextStream(request.stop);
+  p.usage.prompt_tokens = job.prompt.size();
+  if (header.endpoint == Endpoint::native) {
+    const ServedModel& served = *route.served;
+    p.native.model = route.options->alias;
+    for (int32_t id : job.prompt) p.native.prompt_text += served.tokenizer->token_to_piece(id);
+    p.native.generation_settings =
+        sampling_params_json(job.sampling, job.max_tokens, job.ignore_eos, job.top_logprobs.value_or(0));
+  }
+  return p;
+}
+
 }  // namespace
 
 void answer_completion(const CompletionRoute& route, Endpoint endpoint, const httplib::Request& req,
@@ -273,71 +373,64 @@ void answer_completion(const CompletionRoute& route, Endpoint endpoint, const ht
   const ServedModel& served = *route.served;
   auto request = parse_body(served, endpoint, req);
   if (!request) return send_error(res, 400, request.error().message);
-  auto prompt = prompt_tokens(served, *request);
-  if (!prompt) return send_error(res, 400, prompt.error().message);
-  const uint32_t n_ctx = served.limits.n_ctx;
-  if (prompt->size() >= n_ctx) {
+  auto prompts = prompt_tokens(served, *request);
+  if (!prompts) return send_error(res, 400, prompts.error().message);
+  if (prompts->size() > 1 && request->stream) {
     return send_error(res, 400,
-                      fmt::format("the prompt has {} tokens; the context holds {} (-c), with room for at "
-                                  "least one generated token",
-                                  prompt->size(), n_ctx));
+                      "stream: a request with several prompts is answered whole; set stream to false, or send a "
+                      "request per prompt");
   }
-  const auto room = static_cast<uint32_t>(n_ctx - prompt->size());
-  ServeJob job{.prompt = std::move(*prompt),
-               .max_tokens = std::min(request->max_tokens.value_or(room), room),
-               .sampling = request->sampling,
-               .top_logprobs = request->top_logprobs,
-               .ignore_eos = request->ignore_eos,
-               .cache_prompt = request->cache_prompt};
-  const size_t n_prompt = job.prompt.size();
-  auto progress = std::make_shared<Progress>();
-  if (endpoint == Endpoint::native) {
-    progress->native.model = route.options->alias;
-    for (int32_t id : job.prompt) progress->native.prompt_text += served.tokenizer->token_to_piece(id);
-    progress->native.generation_settings =
-        sampling_params_json(job.sampling, job.max_tokens, job.ignore_eos, job.top_logprobs.value_or(0));
+  std::vector<ServeJob> jobs;
+  for (size_t i = 0; i < prompts->size(); ++i) {
+    auto job = job_for(served, *request, std::move((*prompts)[i]), prompt_name(prompts->size(), i));
+    if (!job) return send_error(res, 400, job.error().message);
+    jobs.push_back(std::move(*job));
   }
-  ServingLoop& loop = *served.loop;
-  auto submitted = loop.submit(std::move(job));
-  if (!submitted.channel) {
-    res.set_header("Retry-After", "1");
-    return send_error(res, 503,
-                      submitted.refusal == ServingLoop::Refusal::queue_full
-                          ? "the server is busy: every slot runs and the queue is full; retry later"
-                          : "the server is shutting down");
-  }
-  progress->header = {
+  const ResponseHeader header{
       .endpoint = endpoint,
       .id = fmt::format("{}-{:x}", endpoint == Endpoint::chat ? "chatcmpl" : "cmpl", (*route.next_id)++),
       .created =
           std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count(),
       .model = route.options->alias};
-  progress->want_logprobs = request->top_logprobs.has_value();
-  progress->return_tokens = request->return_tokens && !request->stream;  // llama-server's stream ends with []
-  progress->text = TextStream(request->stop);
-  progress->usage.prompt_tokens = n_prompt;
-  auto channel = submitted.channel;
+  ServingLoop& loop = *served.loop;
+  auto all = std::make_shared<std::vector<Pending>>();
+  for (ServeJob& job : jobs) {
+    Progress progress = progress_for(route, *request, job, header);
+    auto submitted = loop.submit(std::move(job));
+    if (!submitted.channel) {
+      cancel_all(loop, *all);
+      res.set_header("Retry-After", "1");
+      return send_error(res, 503,
+                        submitted.refusal == ServingLoop::Refusal::queue_full
+                            ? "the server is busy: every slot runs and the queue is full; retry later"
+                            : "the server is shutting down");
+    }
+    all->push_back({.channel = std::move(submitted.channel), .progress = std::move(progress)});
+  }
+  const auto cancel = [&loop, all](bool) { cancel_all(loop, *all); };
   if (request->stream) {
     const bool usage = request->include_usage;
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
         "text/event-stream",
-        [route, &loop, channel, progress, usage](size_t, httplib::DataSink& sink) {
-          return stream_reply(route, loop, channel, *progress, usage, sink);
+        [route, &loop, all, usage](size_t, httplib::DataSink& sink) {
+          Pending& one = all->front();
+          return stream_reply(route, loop, one.channel, one.progress, usage, sink);
         },
-        [&loop, channel](bool) { loop.cancel(channel); });
+        cancel);
     return;
   }
-  RequestChannel::Update first = first_update(*channel);
+  RequestChannel::Update first = first_update(*all->front().channel);
   if (first.finished && first.tokens.empty() && first.reason == FinishReason::error) {
+    cancel_all(loop, *all);
     return send_error(res, 500, first.error);
   }
   res.set_chunked_content_provider(
       "application/json",
-      [route, &loop, channel, progress, first](size_t, httplib::DataSink& sink) mutable {
-        return whole_reply(route, loop, channel, *progress, std::move(first), sink);
+      [route, &loop, all, first](size_t, httplib::DataSink& sink) mutable {
+        return whole_reply(route, loop, *all, std::move(first), sink);
       },
-      [&loop, channel](bool) { loop.cancel(channel); });
+      cancel);
 }
 
 }  // namespace infertune

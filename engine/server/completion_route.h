@@ -1,6 +1,7 @@
 #pragma once
-// POST /v1/completions and /v1/chat/completions: parse and check the body, build the prompt (chat: the
-// template), submit it to the serving loop and answer, streamed as server-sent events or as one JSON object.
+// POST /v1/completions, /v1/chat/completions and /completion: parse and check the body, build the prompts (chat:
+// the template), submit them to the serving loop and answer, streamed as server-sent events (one prompt) or as one
+// JSON body (a choice per prompt for OpenAI's completions, an array of objects for llama.cpp's /completion).
 #include <httplib.h>
 
 #include <atomic>
@@ -25,9 +26,12 @@ struct CompletionRoute {
 void answer_completion(const CompletionRoute& route, Endpoint endpoint, const httplib::Request& req,
                        httplib::Response& res);
 
-// The prompt's token ids: given ids, the text tokenized with BOS and special tokens, or (chat) the
+// Each prompt's token ids: given ids, the text tokenized with BOS and special tokens, or (chat: one prompt) the
 // messages rendered with the chat template and tokenized so. Errors are the client's (400).
-Result<std::vector<int32_t>> prompt_tokens(const ServedModel& served, const CompletionRequest& request);
+Result<std::vector<std::vector<int32_t>>> prompt_tokens(const ServedModel& served, const CompletionRequest& request);
+
+// How errors name prompt i of n: "prompt", or "prompt[2]" when there are several.
+std::string prompt_name(size_t n_prompts, size_t i);
 
 // The messages in the model's chat template, with its BOS/EOS texts where the family writes them.
 Result<std::string> render_chat(const ServedModel& served, std::span<const ChatMessage> messages,

@@ -125,16 +125,23 @@ void check_accepted(const json& body, Endpoint endpoint, const RequestLimits& li
   check(r.endpoint == endpoint, "endpoint");
   if (endpoint != Endpoint::chat) {  // /v1/completions and llama.cpp's /completion take the same body
     check(r.messages.empty(), "completions with messages");
-    check(r.prompt.empty() != r.prompt_tokens.empty(), "completions: not exactly one of prompt text and ids");
-    for (int32_t id : r.prompt_tokens) {
-      check(id >= 0 && static_cast<uint32_t>(id) < limits.n_vocab, "a prompt token id outside [0, n_vocab)");
+    check(!r.prompts.empty() && r.prompts.size() <= kMaxPrompts, "completions: no prompt, or too many");
+    for (const CompletionPrompt& prompt : r.prompts) {
+      check(prompt.text.empty() != prompt.tokens.empty(), "completions: not exactly one of prompt text and ids");
+      for (int32_t id : prompt.tokens) {
+        check(id >= 0 && static_cast<uint32_t>(id) < limits.n_vocab, "a prompt token id outside [0, n_vocab)");
+      }
     }
     const json* p = field(body, "prompt");
     check(p != nullptr, "completions accepted without a prompt");
-    if (p->is_array() && p->size() == 1 && (*p)[0].is_string()) p = &(*p)[0];
-    if (p->is_string()) check(r.prompt == p->get<std::string>(), "the prompt text is not the body's");
+    if (p->is_string()) check(r.prompts[0].text == p->get<std::string>(), "the prompt text is not the body's");
+    const bool several = p->is_array() && !p->empty() && ((*p)[0].is_string() || (*p)[0].is_array());
+    check(r.prompts.size() == (several ? p->size() : 1), "not a completion per prompt of the body");
+    for (size_t i = 0; several && i < p->size(); ++i) {
+      if ((*p)[i].is_string()) check(r.prompts[i].text == (*p)[i].get<std::string>(), "a prompt is not the body's");
+    }
   } else {
-    check(r.prompt.empty() && r.prompt_tokens.empty(), "chat with a prompt");
+    check(r.prompts.empty(), "chat with a prompt");
     const json& messages = body.at("messages");
     check(!r.messages.empty() && r.messages.size() == messages.size(), "chat: not the body's messages");
     for (size_t i = 0; i < messages.size(); ++i) {

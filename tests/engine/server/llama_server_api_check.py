@@ -17,7 +17,8 @@ scripts/build-llama-cpp), on the same model and flags (a llama-server command li
    per token, but for a token that ends inside a character, with the same last id; the last event stop: true with
    the slot that ran it); a stop string ends both at the same text with stopping_word; the same request again
    finds the same prompt tokens cached (timings.cache_n), and none with cache_prompt: false; return_tokens gives the
-   same ids; n_probs gives completion_probabilities with the same ids.
+   same ids; n_probs gives completion_probabilities with the same ids; several prompts in one request get the same
+   completions in the same order (/completion's array, /v1/completions' choices).
 
 usage: llama_server_api_check.py INFERTUNE FIXTURES_DIR BUILD_LLAMA_CPP_SCRIPT WORKDIR
 Exits 77 (skipped) when llama-server is not built."""
@@ -247,6 +248,16 @@ def check_native_completion(theirs, ours):
     ids = [[p["id"] for p in r.get("completion_probabilities", [])] for r in (a, b)]
     if ids[0] != ids[1] or len(ids[0]) != 4:
         failures.append(f"n_probs: completion_probabilities ids llama-server {ids[0]}, infertune {ids[1]}")
+    several = {"prompt": ["Once upon a time", "The sky is", [1, 300, 301]], "n_predict": 6, "temperature": 0}
+    a, b = post(theirs, "/completion", several), post(ours, "/completion", several)
+    contents = [[(o.get("index"), o.get("content")) for o in r] if isinstance(r, list) else r for r in (a, b)]
+    print(f"several prompts: llama-server {contents[0]}, infertune {contents[1]}")
+    if contents[0] != contents[1]:
+        failures.append(f"/completion with several prompts: llama-server {contents[0]}, infertune {contents[1]}")
+    a, b = post(theirs, "/v1/completions", several), post(ours, "/v1/completions", several)
+    choices = [[(c["index"], c["text"]) for c in r["choices"]] for r in (a, b)]
+    if choices[0] != choices[1]:
+        failures.append(f"/v1/completions with several prompts: llama-server {choices[0]}, infertune {choices[1]}")
     return failures
 
 

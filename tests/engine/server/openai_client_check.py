@@ -50,6 +50,11 @@ def openai_client_checks(server):
     pieces = [c.choices[0].text for c in client.completions.create(
         model="fixture", prompt="Once upon a time", max_tokens=12, temperature=0, stream=True) if c.choices]
     check("".join(pieces) == whole.choices[0].text, "a streamed completion is the whole one, piece by piece")
+    several = client.completions.create(model="fixture", prompt=["The sky is", "Once upon a time"], max_tokens=12,
+                                        temperature=0)
+    check([c.index for c in several.choices] == [0, 1] and several.choices[1].text == whole.choices[0].text
+          and several.usage.completion_tokens == 24,
+          "completions.create with two prompts: a choice each, in prompt order")
 
     messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Say hi"}]
     chat = client.chat.completions.create(model="fixture", messages=messages, max_tokens=8, temperature=0, seed=3)

@@ -1,0 +1,95 @@
+// A completions request with several prompts (an array of strings or of id arrays), as OpenAI's /v1/completions
+// and llama-server's /completion take it: parsed with each prompt named in errors, and answered with a completion
+// per prompt in prompt order, each the greedy continuation of its prompt decoded alone (OpenAI: choices with their
+// index and the usage summed; /completion: an array of its objects). Streaming several prompts is refused by name.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "engine/server/completion_request.h"
+#include "server_harness.h"
+
+namespace infertune {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+const RequestLimits kLimits = {.n_ctx = 4096, .n_vocab = 32000};
+
+Result<CompletionRequest> parse(const json& body) {
+  return parse_completion_request(body, Endpoint::completions, kLimits);
+}
+
+TEST(SeveralPrompts, AreParsedInOrderWithEachNamedInErrors) {
+  auto r = parse({{"prompt", {"Once", {1, 2, 3}, "upon"}}});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->prompts.size(), 3u);
+  EXPECT_EQ(r->prompts[0].text, "Once");
+  EXPECT_EQ(r->prompts[1].tokens, (std::vector<int32_t>{1, 2, 3}));
+  EXPECT_EQ(r->prompts[2].text, "upon");
+
+  auto ids = parse({{"prompt", {5, 6}}});  // one prompt of ids, not two prompts
+  ASSERT_TRUE(ids.ok());
+  ASSERT_EQ(ids->prompts.size(), 1u);
+  EXPECT_EQ(ids->prompts[0].tokens, (std::vector<int32_t>{5, 6}));
+
+  EXPECT_THAT(parse({{"prompt", {"a", 5}}}).error().message, HasSubstr("prompt[1] must be a string or an array"));
+  EXPECT_THAT(parse({{"prompt", {"a", ""}}}).error().message, HasSubstr("prompt[1] must not be empty"));
+  EXPECT_THAT(parse({{"prompt", {"a", {1, 99999}}}}).error().message, HasSubstr("prompt[1][1] must be a token id"));
+  EXPECT_THAT(parse({{"prompt", json::array()}}).error().message, HasSubstr("prompt must be a string"));
+  EXPECT_THAT(parse({{"prompt", std::vector<std::string>(kMaxPrompts + 1, "a")}}).error().message,
+              HasSubstr("at most 64 prompts"));
+}
+
+json post(const test::ServerHarness& h, const std::string& path, const json& body, int status = 200) {
+  auto res = h.client().Post(path, body.dump(), "application/json");
+  EXPECT_TRUE(res) << path;
+  if (!res) return json();
+  EXPECT_EQ(res->status, status) << path << ": " << res->body;
+  return json::parse(res->body, nullptr, false);
+}
+
+TEST(SeveralPrompts, GetACompletionEachInPromptOrder) {
+  test::ServerHarness h;
+  h.ready();
+  const std::vector<std::string> texts = {"Once upon a time", "The sky is", "Once upon a time there was"};
+  std::vector<std::vector<int32_t>> prompts;
+  for (const std::string& t : texts) prompts.push_back(h.tokenizer().encode(t, true, true));
+  prompts.push_back({1, 300, 301, 302});  // as ids
+  json body_prompts = json::array();
+  for (const std::string& t : texts) body_prompts.push_back(t);
+  body_prompts.push_back(prompts.back());
+
+  const json openai = post(h, "/v1/completions", {{"prompt", body_prompts}, {"max_tokens", 6}, {"temperature", 0}});
+  ASSERT_EQ(openai["choices"].size(), prompts.size());
+  size_t prompt_tokens = 0;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    EXPECT_EQ(openai["choices"][i]["index"], i);
+    EXPECT_EQ(openai["choices"][i]["text"], h.text_of(test::greedy_alone(h.model(), prompts[i], 6))) << i;
+    prompt_tokens += prompts[i].size();
+  }
+  EXPECT_EQ(openai["usage"]["prompt_tokens"], prompt_tokens);
+  EXPECT_EQ(openai["usage"]["completion_tokens"], 6 * prompts.size());
+
+  const json native = post(h, "/completion", {{"prompt", body_prompts}, {"n_predict", 6}, {"temperature", 0}});
+  ASSERT_TRUE(native.is_array());
+  ASSERT_EQ(native.size(), prompts.size());
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    EXPECT_EQ(native[i]["index"], i);
+    EXPECT_EQ(native[i]["content"], h.text_of(test::greedy_alone(h.model(), prompts[i], 6))) << i;
+    EXPECT_EQ(native[i]["tokens_evaluated"], prompts[i].size()) << i;
+  }
+
+  const json streamed = post(h, "/v1/completions", {{"prompt", {"a", "b"}}, {"stream", true}}, 400);
+  EXPECT_THAT(streamed["error"]["message"].get<std::string>(), HasSubstr("several prompts"));
+  const json too_long =
+      post(h, "/v1/completions", {{"prompt", {"a", std::vector<int32_t>(300, 5)}}, {"max_tokens", 1}}, 400);
+  EXPECT_THAT(too_long["error"]["message"].get<std::string>(), HasSubstr("prompt[1] has 300 tokens"));
+}
+
+}  // namespace
+}  // namespace infertune
