@@ -132,13 +132,17 @@ json take_logprobs(Progress& p, const Tokenizer& tokenizer) {
   return j;
 }
 
-// One piece of text as the endpoint streams it.
-json text_chunk(Progress& p, const Tokenizer& tokenizer, const std::string& text) {
+// One piece of prompt `index`'s text as the endpoint streams it.
+json text_chunk(Progress& p, const Tokenizer& tokenizer, const std::string& text, size_t index) {
   json logprobs = take_logprobs(p, tokenizer);
-  if (p.header.endpoint != Endpoint::native)
-    return chunk_json(p.header, text, std::nullopt, false, std::move(logprobs));
+  if (p.header.endpoint != Endpoint::native) {
+    json chunk = chunk_json(p.header, text, std::nullopt, false, std::move(logprobs));
+    chunk["choices"][0]["index"] = index;
+    return chunk;
+  }
   json chunk = native_chunk_json(text, p.chunk_tokens, static_cast<uint32_t>(p.usage.completion_tokens),
                                  static_cast<uint32_t>(p.usage.prompt_tokens), std::move(logprobs));
+  chunk["index"] = index;
   p.chunk_tokens.clear();
   return chunk;
 }
@@ -188,59 +192,6 @@ bool write_event(httplib::DataSink& sink, const json& j) {
   return sink.write(line.data(), line.size());
 }
 
-// The streamed reply: a chunk per token that adds text (native: per token), keep-alive comments while nothing comes,
-// then the last chunk (finish_reason), the usage chunk when asked and [DONE]. Returns false when the client went away.
-bool stream_reply(const CompletionRoute& route, ServingLoop& loop, const std::shared_ptr<RequestChannel>& channel,
-                  Progress& p, bool include_usage, httplib::DataSink& sink) {
-  const Tokenizer& tokenizer = *route.served->tokenizer;
-  if (p.header.endpoint == Endpoint::chat &&
-      !write_event(sink, chunk_json(p.header, "", std::nullopt, true, nullptr))) {
-    loop.cancel(channel);
-    return false;
-  }
-  auto last_write = Clock::now();
-  while (!p.reason) {
-    bool ok = true;
-    bool wrote = false;
-    for (RequestChannel::Update& update : one_per_token(channel->wait(route.options->keep_alive))) {
-      std::optional<std::string> text = ready_text(p, absorb(p, tokenizer, update));
-      if (!ok || !text) continue;
-      ok = write_event(sink, text_chunk(p, tokenizer, *text));
-      wrote = true;
-    }
-    if (wrote) {
-      last_write = Clock::now();
-    } else if (Clock::now() - last_write >= route.options->keep_alive) {
-      ok = sink.write(": keep-alive\n\n", 14);  // a write is how a client that went away is noticed
-      last_write = Clock::now();
-    }
-    if (!ok) {
-      loop.cancel(channel);
-      return false;
-    }
-  }
-  if (p.stopped_by_text) loop.cancel(channel);
-  if (*p.reason == FinishReason::error) {
-    write_event(sink, error_json(500, p.error, "server_error"));
-    sink.done();
-    return true;
-  }
-  const std::string tail = std::exchange(p.unsent_text, {}) + p.text.finish();
-  const bool native_ids = p.header.endpoint == Endpoint::native && !p.chunk_tokens.empty();
-  if (!tail.empty() || native_ids) write_event(sink, text_chunk(p, tokenizer, tail));
-  if (p.header.endpoint == Endpoint::native) {  // llama.cpp's stream ends with the final object, no [DONE]
-    write_event(sink, native_final_json("", finish_native_summary(p), nullptr));
-    sink.done();
-    return true;
-  }
-  write_event(sink, chunk_json(p.header, "", p.reason, false, nullptr));
-  if (include_usage) write_event(sink, usage_chunk_json(p.header, p.usage));
-  const std::string done = "data: [DONE]\n\n";
-  sink.write(done.data(), done.size());
-  sink.done();
-  return true;
-}
-
 // Each prompt of a request: its channel from the serving loop and its reply's progress.
 struct Pending {
   std::shared_ptr<RequestChannel> channel;
@@ -249,6 +200,100 @@ struct Pending {
 
 void cancel_all(ServingLoop& loop, const std::vector<Pending>& all) {
   for (const Pending& p : all) loop.cancel(p.channel);
+}
+
+Usage total_usage(const std::vector<Pending>& all) {
+  Usage total;
+  for (const Pending& p : all) {
+    total.prompt_tokens += p.progress.usage.prompt_tokens;
+    total.completion_tokens += p.progress.usage.completion_tokens;
+  }
+  return total;
+}
+
+// The end of prompt `index`'s stream: what was held back, then its last chunk (finish_reason) or, native, its final
+// object. False when the client went away.
+bool close_stream(ServingLoop& loop, Pending& one, size_t index, const Tokenizer& tokenizer, httplib::DataSink& sink) {
+  Progress& p = one.progress;
+  if (p.stopped_by_text) loop.cancel(one.channel);
+  const std::string tail = std::exchange(p.unsent_text, {}) + p.text.finish();
+  const bool native_ids = p.header.endpoint == Endpoint::native && !p.chunk_tokens.empty();
+  if ((!tail.empty() || native_ids) && !write_event(sink, text_chunk(p, tokenizer, tail, index))) return false;
+  if (p.header.endpoint == Endpoint::native) {  // llama.cpp's stream ends with the final object, no [DONE]
+    json last = native_final_json("", finish_native_summary(p), nullptr);
+    last["index"] = index;
+    return write_event(sink, last);
+  }
+  json last = chunk_json(p.header, "", p.reason, false, nullptr);
+  last["choices"][0]["index"] = index;
+  return write_event(sink, last);
+}
+
+// Writes what prompt `index` has produced since the last call, and its end when it ended. False when the client
+// went away; `wrote` is set when anything was written.
+bool stream_news(ServingLoop& loop, Pending& one, size_t index, const Tokenizer& tokenizer, httplib::DataSink& sink,
+                 bool& wrote) {
+  Progress& p = one.progress;
+  for (RequestChannel::Update& update : one_per_token(one.channel->wait(std::chrono::milliseconds(0)))) {
+    std::optional<std::string> text = ready_text(p, absorb(p, tokenizer, update));
+    if (!text) continue;
+    wrote = true;
+    if (!write_event(sink, text_chunk(p, tokenizer, *text, index))) return false;
+  }
+  if (!p.reason || *p.reason == FinishReason::error) return true;
+  wrote = true;
+  return close_stream(loop, one, index, tokenizer, sink);
+}
+
+// The streamed reply: a chunk per token that adds text (native: per token) with its prompt's index, as each prompt's
+// tokens come, keep-alive comments while nothing comes, each prompt's last chunk (finish_reason) when it ends, then
+// the usage chunk when asked (summed) and [DONE]; native streams end with each prompt's final object instead. An
+// error ends the reply with its event. Returns false when the client went away.
+bool stream_reply(const CompletionRoute& route, ServingLoop& loop, std::vector<Pending>& all, Doorbell& doorbell,
+                  bool include_usage, httplib::DataSink& sink) {
+  const Tokenizer& tokenizer = *route.served->tokenizer;
+  const ResponseHeader& header = all.front().progress.header;
+  if (header.endpoint == Endpoint::chat && !write_event(sink, chunk_json(header, "", std::nullopt, true, nullptr))) {
+    cancel_all(loop, all);
+    return false;
+  }
+  auto last_write = Clock::now();
+  std::vector<bool> ended(all.size(), false);
+  for (size_t open = all.size(); open > 0;) {
+    const uint64_t seen = doorbell.rings();  // before reading: a token pushed meanwhile rings past it
+    bool ok = true;
+    bool wrote = false;
+    for (size_t i = 0; i < all.size() && ok; ++i) {
+      if (ended[i]) continue;
+      ok = stream_news(loop, all[i], i, tokenizer, sink, wrote);
+      if (!all[i].progress.reason) continue;
+      ended[i] = true;
+      --open;
+      if (*all[i].progress.reason != FinishReason::error) continue;
+      cancel_all(loop, all);
+      write_event(sink, error_json(500, all[i].progress.error, "server_error"));
+      sink.done();
+      return true;
+    }
+    if (ok && wrote) {
+      last_write = Clock::now();
+    } else if (ok && Clock::now() - last_write >= route.options->keep_alive) {
+      ok = sink.write(": keep-alive\n\n", 14);  // a write is how a client that went away is noticed
+      last_write = Clock::now();
+    }
+    if (!ok) {
+      cancel_all(loop, all);
+      return false;
+    }
+    if (open > 0) doorbell.wait(seen, route.options->keep_alive);
+  }
+  if (header.endpoint != Endpoint::native) {
+    if (include_usage) write_event(sink, usage_chunk_json(header, total_usage(all)));
+    const std::string done = "data: [DONE]\n\n";
+    sink.write(done.data(), done.size());
+  }
+  sink.done();
+  return true;
 }
 
 // The non-streamed body: one prompt's object, or (several prompts) OpenAI's choices in prompt order with the usage
@@ -266,11 +311,7 @@ json whole_body(std::vector<Pending>& all, std::vector<std::string>& texts, cons
     }
     return all.size() == 1 ? objects[0] : objects;
   }
-  Usage total;
-  for (const Pending& p : all) {
-    total.prompt_tokens += p.progress.usage.prompt_tokens;
-    total.completion_tokens += p.progress.usage.completion_tokens;
-  }
+  const Usage total = total_usage(all);
   json body;
   for (size_t i = 0; i < all.size(); ++i) {
     Progress& p = all[i].progress;
@@ -375,11 +416,6 @@ void answer_completion(const CompletionRoute& route, Endpoint endpoint, const ht
   if (!request) return send_error(res, 400, request.error().message);
   auto prompts = prompt_tokens(served, *request);
   if (!prompts) return send_error(res, 400, prompts.error().message);
-  if (prompts->size() > 1 && request->stream) {
-    return send_error(res, 400,
-                      "stream: a request with several prompts is answered whole; set stream to false, or send a "
-                      "request per prompt");
-  }
   std::vector<ServeJob> jobs;
   for (size_t i = 0; i < prompts->size(); ++i) {
     auto job = job_for(served, *request, std::move((*prompts)[i]), prompt_name(prompts->size(), i));
@@ -394,7 +430,9 @@ void answer_completion(const CompletionRoute& route, Endpoint endpoint, const ht
       .model = route.options->alias};
   ServingLoop& loop = *served.loop;
   auto all = std::make_shared<std::vector<Pending>>();
+  auto doorbell = request->stream ? std::make_shared<Doorbell>() : nullptr;
   for (ServeJob& job : jobs) {
+    job.doorbell = doorbell;
     Progress progress = progress_for(route, *request, job, header);
     auto submitted = loop.submit(std::move(job));
     if (!submitted.channel) {
@@ -413,9 +451,8 @@ void answer_completion(const CompletionRoute& route, Endpoint endpoint, const ht
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
         "text/event-stream",
-        [route, &loop, all, usage](size_t, httplib::DataSink& sink) {
-          Pending& one = all->front();
-          return stream_reply(route, loop, one.channel, one.progress, usage, sink);
+        [route, &loop, all, doorbell, usage](size_t, httplib::DataSink& sink) {
+          return stream_reply(route, loop, *all, *doorbell, usage, sink);
         },
         cancel);
     return;

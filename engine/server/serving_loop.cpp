@@ -20,12 +20,31 @@ RequestChannel::Update RequestChannel::wait(std::chrono::milliseconds timeout) {
   return u;
 }
 
+void Doorbell::ring() {
+  {
+    const std::lock_guard lock(mutex_);
+    ++rings_;
+  }
+  rung_.notify_all();
+}
+
+uint64_t Doorbell::rings() const {
+  const std::lock_guard lock(mutex_);
+  return rings_;
+}
+
+void Doorbell::wait(uint64_t seen, std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  rung_.wait_for(lock, timeout, [&] { return rings_ != seen; });
+}
+
 void RequestChannel::push(GeneratedToken token) {
   {
     const std::lock_guard lock(mutex_);
     tokens_.push_back(std::move(token));
   }
   ready_.notify_all();
+  if (doorbell_) doorbell_->ring();
 }
 
 void RequestChannel::finish(FinishReason reason, std::string error) {
@@ -37,6 +56,7 @@ void RequestChannel::finish(FinishReason reason, std::string error) {
     error_ = std::move(error);
   }
   ready_.notify_all();
+  if (doorbell_) doorbell_->ring();
 }
 
 GeneratedToken token_logprobs(int32_t token, std::span<const float> logits, uint32_t top) {
@@ -80,6 +100,7 @@ Status ServingLoop::start() {
 
 ServingLoop::Submitted ServingLoop::submit(ServeJob job) {
   auto channel = std::make_shared<RequestChannel>();
+  channel->doorbell_ = job.doorbell;  // before any token can be pushed
   {
     const std::lock_guard lock(mutex_);
     if (draining_ || stopping_) return {nullptr, Refusal::draining};

@@ -48,6 +48,20 @@ struct GeneratedToken {
 
 enum class FinishReason { stop, length, cancelled, error };
 
+// Wakes a reader of several channels (a streamed request with several prompts) when any of them has news.
+class Doorbell {
+ public:
+  void ring();
+  uint64_t rings() const;
+  // Waits until the count of rings passes `seen` (at once if it has), or the timeout.
+  void wait(uint64_t seen, std::chrono::milliseconds timeout);
+
+ private:
+  mutable std::mutex mutex_;
+  std::condition_variable rung_;
+  uint64_t rings_ = 0;
+};
+
 class RequestChannel {
  public:
   struct Update {
@@ -70,6 +84,7 @@ class RequestChannel {
   bool finished_ = false;
   FinishReason reason_ = FinishReason::stop;
   std::string error_;
+  std::shared_ptr<Doorbell> doorbell_;  // rung after each push and the finish, when the job brought one
   // The loop's own fields (only its thread touches them).
   RequestId id_ = 0;
   std::chrono::steady_clock::time_point last_token_;                     // the arrival, until the first token
@@ -84,6 +99,7 @@ struct ServeJob {
   std::optional<uint32_t> top_logprobs;  // set: compute log-probabilities, with this many alternatives
   bool ignore_eos = false;               // GenerationRequest::ignore_eos
   bool cache_prompt = true;              // GenerationRequest::reuse_cached_prefix
+  std::shared_ptr<Doorbell> doorbell;    // optional: rung with each token and the end
   std::chrono::steady_clock::time_point arrival = std::chrono::steady_clock::now();
 };
 

@@ -18,7 +18,8 @@ scripts/build-llama-cpp), on the same model and flags (a llama-server command li
    the slot that ran it); a stop string ends both at the same text with stopping_word; the same request again
    finds the same prompt tokens cached (timings.cache_n), and none with cache_prompt: false; return_tokens gives the
    same ids; n_probs gives completion_probabilities with the same ids; several prompts in one request get the same
-   completions in the same order (/completion's array, /v1/completions' choices).
+   completions in the same order (/completion's array, /v1/completions' choices, /completion's stream joined per
+   index).
 
 usage: llama_server_api_check.py INFERTUNE FIXTURES_DIR BUILD_LLAMA_CPP_SCRIPT WORKDIR
 Exits 77 (skipped) when llama-server is not built."""
@@ -258,6 +259,17 @@ def check_native_completion(theirs, ours):
     choices = [[(c["index"], c["text"]) for c in r["choices"]] for r in (a, b)]
     if choices[0] != choices[1]:
         failures.append(f"/v1/completions with several prompts: llama-server {choices[0]}, infertune {choices[1]}")
+    # Streamed, the prompts' events interleave; joined per index, the texts agree (llama-server's stream of several
+    # prompts begins with a "data: null" event, left out).
+    joined = []
+    for server in (theirs, ours):
+        texts = {}
+        for e in stream_events(server, "/completion", dict(several, stream=True)):
+            if e is not None:
+                texts[e["index"]] = texts.get(e["index"], "") + e["content"]
+        joined.append(texts)
+    if joined[0] != joined[1] or len(joined[0]) != 3:
+        failures.append(f"streamed /completion with several prompts: llama-server {joined[0]}, infertune {joined[1]}")
     return failures
 
 

@@ -1,7 +1,7 @@
 // A completions request with several prompts (an array of strings or of id arrays), as OpenAI's /v1/completions
 // and llama-server's /completion take it: parsed with each prompt named in errors, and answered with a completion
 // per prompt in prompt order, each the greedy continuation of its prompt decoded alone (OpenAI: choices with their
-// index and the usage summed; /completion: an array of its objects). Streaming several prompts is refused by name.
+// index and the usage summed; /completion: an array of its objects), or streamed with each event naming its prompt.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -84,11 +84,87 @@ TEST(SeveralPrompts, GetACompletionEachInPromptOrder) {
     EXPECT_EQ(native[i]["tokens_evaluated"], prompts[i].size()) << i;
   }
 
-  const json streamed = post(h, "/v1/completions", {{"prompt", {"a", "b"}}, {"stream", true}}, 400);
-  EXPECT_THAT(streamed["error"]["message"].get<std::string>(), HasSubstr("several prompts"));
   const json too_long =
       post(h, "/v1/completions", {{"prompt", {"a", std::vector<int32_t>(300, 5)}}, {"max_tokens", 1}}, 400);
   EXPECT_THAT(too_long["error"]["message"].get<std::string>(), HasSubstr("prompt[1] has 300 tokens"));
+}
+
+// The data: events of a streamed reply, parsed ([DONE] left out), and whether it ended with [DONE].
+std::pair<std::vector<json>, bool> events_of(const std::string& body) {
+  std::vector<json> events;
+  bool done = false;
+  for (size_t at = 0; (at = body.find("data: ", at)) != std::string::npos;) {
+    const size_t end = body.find("\n\n", at);
+    const std::string data = body.substr(at + 6, end - at - 6);
+    if (data == "[DONE]") {
+      done = true;
+    } else {
+      events.push_back(json::parse(data));
+    }
+    at = end;
+  }
+  return {events, done};
+}
+
+// Streamed, the prompts' tokens interleave as they come; each event names its prompt by index, each prompt ends
+// with its own last chunk (OpenAI: finish_reason; /completion: its final object), and the usage is summed.
+TEST(SeveralPrompts, StreamedEachEventNamesItsPrompt) {
+  test::ServerHarness h;
+  h.ready();
+  const std::vector<std::string> texts = {"Once upon a time", "The sky is", "Once upon a time there was"};
+  std::vector<std::string> greedy;
+  size_t prompt_tokens = 0;
+  for (const std::string& t : texts) {
+    const std::vector<int32_t> prompt = h.tokenizer().encode(t, true, true);
+    greedy.push_back(h.text_of(test::greedy_alone(h.model(), prompt, 8)));
+    prompt_tokens += prompt.size();
+  }
+  const json body = {{"prompt", texts},
+                     {"max_tokens", 8},
+                     {"temperature", 0},
+                     {"stream", true},
+                     {"stream_options", {{"include_usage", true}}}};
+
+  auto openai = h.client().Post("/v1/completions", body.dump(), "application/json");
+  ASSERT_TRUE(openai);
+  ASSERT_EQ(openai->status, 200) << openai->body;
+  const auto [chunks, done] = events_of(openai->body);
+  EXPECT_TRUE(done);
+  std::vector<std::string> joined(texts.size());
+  std::vector<int> finishes(texts.size(), 0);
+  for (const json& chunk : chunks) {
+    if (chunk["choices"].empty()) {  // the usage chunk, last
+      EXPECT_EQ(chunk["usage"]["prompt_tokens"], prompt_tokens);
+      EXPECT_EQ(chunk["usage"]["completion_tokens"], 8 * texts.size());
+      continue;
+    }
+    const size_t i = chunk["choices"][0]["index"].get<size_t>();
+    ASSERT_LT(i, texts.size());
+    joined[i] += chunk["choices"][0]["text"].get<std::string>();
+    if (!chunk["choices"][0]["finish_reason"].is_null()) ++finishes[i];
+  }
+  EXPECT_EQ(joined, greedy);
+  EXPECT_EQ(finishes, std::vector<int>(texts.size(), 1));
+  EXPECT_TRUE(chunks.back()["choices"].empty()) << "the usage chunk comes last";
+
+  auto native = h.client().Post("/completion", body.dump(), "application/json");
+  ASSERT_TRUE(native);
+  ASSERT_EQ(native->status, 200) << native->body;
+  const auto [events, native_done] = events_of(native->body);
+  EXPECT_FALSE(native_done) << "llama.cpp's stream has no [DONE]";
+  std::vector<std::string> contents(texts.size());
+  std::vector<int> finals(texts.size(), 0);
+  for (const json& e : events) {
+    const size_t i = e["index"].get<size_t>();
+    ASSERT_LT(i, texts.size());
+    contents[i] += e["content"].get<std::string>();
+    if (e["stop"] == true) {
+      ++finals[i];
+      EXPECT_EQ(e["tokens_predicted"], 8);
+    }
+  }
+  EXPECT_EQ(contents, greedy);
+  EXPECT_EQ(finals, std::vector<int>(texts.size(), 1));
 }
 
 }  // namespace
