@@ -181,8 +181,12 @@ Result<CompletionRequest> parse_completion_request(const json& body, Endpoint en
   if (Status s = endpoint == Endpoint::chat ? parse_messages(body, r) : parse_prompt(body, limits, r); !s) {
     return s.error();
   }
-  auto n = integer_field(body, "n", 1, 1);
-  if (!n) return fail("n: only one choice per request is supported ({})", n.error().message);
+  const size_t n_prompts = std::max<size_t>(r.prompts.size(), 1);  // chat: one conversation
+  auto n = integer_field(body, "n", 1, static_cast<int64_t>(kMaxPrompts / n_prompts));
+  if (!n) {
+    return fail("{} (at most {} completions per request: prompts x n)", n.error().message, kMaxPrompts);
+  }
+  if (*n) r.n = static_cast<uint32_t>(**n);
   if (Status s = parse_sampling(body, limits, r.sampling); !s) return s.error();
   if (Status s = parse_stop(body, r.stop); !s) return s.error();
   if (Status s = parse_max_tokens(body, limits, r.max_tokens); !s) return s.error();

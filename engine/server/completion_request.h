@@ -30,7 +30,7 @@ struct RequestLimits {
   std::optional<uint32_t> max_tokens{};  // the server's -n; absent: until end of generation or a full context
 };
 
-inline constexpr size_t kMaxPrompts = 64;  // prompts in one completions request
+inline constexpr size_t kMaxPrompts = 64;  // completions to generate for one request: prompts x n
 inline constexpr size_t kMaxStopStrings = 16;
 inline constexpr size_t kMaxStopBytes = 1024;
 inline constexpr uint32_t kMaxTopLogprobs = 20;
@@ -47,6 +47,7 @@ struct CompletionRequest {
   // llama-server's do)
   std::vector<CompletionPrompt> prompts;
   std::vector<ChatMessage> messages;   // chat
+  uint32_t n = 1;                      // completions per prompt (OpenAI's n)
   std::optional<uint32_t> max_tokens;  // absent: until end of generation or a full context
   SamplingParams sampling;
   std::vector<std::string> stop;

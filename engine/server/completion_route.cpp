@@ -87,6 +87,7 @@ struct Progress {
   std::vector<int32_t> chunk_tokens;
   std::string unsent_text;     // of those tokens, while the last ends inside a character
   bool return_tokens = false;  // every generated id goes into the final object
+  bool first_choice = true;    // of its prompt's n: the one whose prompt tokens the usage counts, as OpenAI's does
   std::optional<Clock::time_point> prompt_started, first_token, last_token;
   NativeSummary native;
 };
@@ -205,7 +206,7 @@ void cancel_all(ServingLoop& loop, const std::vector<Pending>& all) {
 Usage total_usage(const std::vector<Pending>& all) {
   Usage total;
   for (const Pending& p : all) {
-    total.prompt_tokens += p.progress.usage.prompt_tokens;
+    if (p.progress.first_choice) total.prompt_tokens += p.progress.usage.prompt_tokens;
     total.completion_tokens += p.progress.usage.completion_tokens;
   }
   return total;
@@ -253,9 +254,13 @@ bool stream_reply(const CompletionRoute& route, ServingLoop& loop, std::vector<P
                   bool include_usage, httplib::DataSink& sink) {
   const Tokenizer& tokenizer = *route.served->tokenizer;
   const ResponseHeader& header = all.front().progress.header;
-  if (header.endpoint == Endpoint::chat && !write_event(sink, chunk_json(header, "", std::nullopt, true, nullptr))) {
-    cancel_all(loop, all);
-    return false;
+  for (size_t i = 0; header.endpoint == Endpoint::chat && i < all.size(); ++i) {  // each choice opens with its role
+    json role = chunk_json(header, "", std::nullopt, true, nullptr);
+    role["choices"][0]["index"] = i;
+    if (!write_event(sink, role)) {
+      cancel_all(loop, all);
+      return false;
+    }
   }
   auto last_write = Clock::now();
   std::vector<bool> ended(all.size(), false);
@@ -388,6 +393,13 @@ Result<ServeJob> job_for(const ServedModel& served, const CompletionRequest& req
                   .cache_prompt = request.cache_prompt};
 }
 
+// Choice j of a prompt's n: a given seed is moved by j, so that the choices differ and each can be reproduced.
+ServeJob choice_job(const ServeJob& job, uint32_t j) {
+  ServeJob choice = job;
+  if (j > 0 && choice.sampling.seed != kRandomSeed) choice.sampling.seed = (choice.sampling.seed + j) % kRandomSeed;
+  return choice;
+}
+
 // The reply's progress for `job` before it is submitted.
 Progress progress_for(const CompletionRoute& route, const CompletionRequest& request, const ServeJob& job,
                       const ResponseHeader& header) {
@@ -416,11 +428,12 @@ void answer_completion(const CompletionRoute& route, Endpoint endpoint, const ht
   if (!request) return send_error(res, 400, request.error().message);
   auto prompts = prompt_tokens(served, *request);
   if (!prompts) return send_error(res, 400, prompts.error().message);
+  // n completions of each prompt, in OpenAI's order: prompt i's choice j is number i * n + j.
   std::vector<ServeJob> jobs;
   for (size_t i = 0; i < prompts->size(); ++i) {
     auto job = job_for(served, *request, std::move((*prompts)[i]), prompt_name(prompts->size(), i));
     if (!job) return send_error(res, 400, job.error().message);
-    jobs.push_back(std::move(*job));
+    for (uint32_t j = 0; j < request->n; ++j) jobs.push_back(choice_job(*job, j));
   }
   const ResponseHeader header{
       .endpoint = endpoint,
@@ -431,9 +444,11 @@ void answer_completion(const CompletionRoute& route, Endpoint endpoint, const ht
   ServingLoop& loop = *served.loop;
   auto all = std::make_shared<std::vector<Pending>>();
   auto doorbell = request->stream ? std::make_shared<Doorbell>() : nullptr;
-  for (ServeJob& job : jobs) {
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    ServeJob& job = jobs[k];
     job.doorbell = doorbell;
     Progress progress = progress_for(route, *request, job, header);
+    progress.first_choice = k % request->n == 0;
     auto submitted = loop.submit(std::move(job));
     if (!submitted.channel) {
       cancel_all(loop, *all);

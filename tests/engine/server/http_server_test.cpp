@@ -229,7 +229,7 @@ TEST(HttpServer, BadRequestsAreRefusedNamingTheProblem) {
   refuse("/v1/completions", R"({"prompt":"a","temperature":7})", 400, "temperature");
   refuse("/v1/completions", R"({"prompt":"a","top_p":"high"})", 400, "top_p");
   refuse("/v1/completions", R"({"prompt":"a","max_tokens":0})", 400, "max_tokens");
-  refuse("/v1/completions", R"({"prompt":"a","n":2})", 400, "one choice");
+  refuse("/v1/completions", R"({"prompt":["a","b"],"n":33})", 400, "at most 64 completions per request");
   refuse("/v1/completions", R"({"prompt":[1, 99999]})", 400, "prompt[1]");
   refuse("/v1/completions", R"({"max_tokens":3})", 400, "prompt is required");
   refuse("/v1/completions", json{{"prompt", std::string(3000, 'x')}}.dump(), 400, "context");

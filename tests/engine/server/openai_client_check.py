@@ -60,6 +60,18 @@ def openai_client_checks(server):
     chat = client.chat.completions.create(model="fixture", messages=messages, max_tokens=8, temperature=0, seed=3)
     check(chat.choices[0].message.role == "assistant" and chat.usage.completion_tokens == 8,
           "chat.completions.create: an assistant message of 8 tokens")
+    two = client.chat.completions.create(model="fixture", messages=messages, max_tokens=8, temperature=0, n=2)
+    check([c.index for c in two.choices] == [0, 1]
+          and all(c.message.content == chat.choices[0].message.content for c in two.choices)
+          and two.usage.prompt_tokens == chat.usage.prompt_tokens and two.usage.completion_tokens == 16,
+          "chat.completions.create with n=2: two choices, the prompt counted once")
+    streamed_two = {0: "", 1: ""}
+    for chunk in client.chat.completions.create(model="fixture", messages=messages, max_tokens=8, temperature=0,
+                                                n=2, stream=True):
+        for c in chunk.choices:
+            streamed_two[c.index] += c.delta.content or ""
+    check(list(streamed_two.values()) == [chat.choices[0].message.content] * 2,
+          "a streamed chat with n=2: each choice's deltas make its message")
     stream = client.chat.completions.create(model="fixture", messages=messages, max_tokens=8, temperature=0,
                                             stream=True, stream_options={"include_usage": True})
     deltas, usage, reasons = [], None, []

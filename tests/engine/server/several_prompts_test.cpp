@@ -1,7 +1,8 @@
 // A completions request with several prompts (an array of strings or of id arrays), as OpenAI's /v1/completions
 // and llama-server's /completion take it: parsed with each prompt named in errors, and answered with a completion
 // per prompt in prompt order, each the greedy continuation of its prompt decoded alone (OpenAI: choices with their
-// index and the usage summed; /completion: an array of its objects), or streamed with each event naming its prompt.
+// index and the usage summed; /completion: an array of its objects), or streamed with each event naming its prompt;
+// and OpenAI's n, several completions of each prompt.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -87,6 +88,39 @@ TEST(SeveralPrompts, GetACompletionEachInPromptOrder) {
   const json too_long =
       post(h, "/v1/completions", {{"prompt", {"a", std::vector<int32_t>(300, 5)}}, {"max_tokens", 1}}, 400);
   EXPECT_THAT(too_long["error"]["message"].get<std::string>(), HasSubstr("prompt[1] has 300 tokens"));
+}
+
+// OpenAI's n: n completions of each prompt, prompt i's choice j at index i * n + j, the prompts' tokens counted once
+// in the usage. A given seed moves by j for choice j, so that each choice is the reply of a request of its own with
+// that seed.
+TEST(SeveralPrompts, NChoicesOfEachPrompt) {
+  test::ServerHarness h;
+  h.ready();
+  const std::vector<std::string> texts = {"Once upon a time", "The sky is"};
+  size_t prompt_tokens = 0;
+  std::vector<std::string> greedy;
+  for (const std::string& t : texts) {
+    const std::vector<int32_t> prompt = h.tokenizer().encode(t, true, true);
+    greedy.push_back(h.text_of(test::greedy_alone(h.model(), prompt, 5)));
+    prompt_tokens += prompt.size();
+  }
+  const json plain = post(h, "/v1/completions", {{"prompt", texts}, {"n", 3}, {"max_tokens", 5}, {"temperature", 0}});
+  ASSERT_EQ(plain["choices"].size(), 6u);
+  for (size_t k = 0; k < 6; ++k) {
+    EXPECT_EQ(plain["choices"][k]["index"], k);
+    EXPECT_EQ(plain["choices"][k]["text"], greedy[k / 3]) << k;
+  }
+  EXPECT_EQ(plain["usage"]["prompt_tokens"], prompt_tokens) << "each prompt counts once";
+  EXPECT_EQ(plain["usage"]["completion_tokens"], 30);
+
+  const json sampled = {{"prompt", texts[0]}, {"n", 2}, {"max_tokens", 8}, {"temperature", 1.0}, {"seed", 41}};
+  const json both = post(h, "/v1/completions", sampled);
+  ASSERT_EQ(both["choices"].size(), 2u);
+  for (int j = 0; j < 2; ++j) {
+    const json alone =
+        post(h, "/v1/completions", {{"prompt", texts[0]}, {"max_tokens", 8}, {"temperature", 1.0}, {"seed", 41 + j}});
+    EXPECT_EQ(both["choices"][j]["text"], alone["choices"][0]["text"]) << "choice " << j;
+  }
 }
 
 // The data: events of a streamed reply, parsed ([DONE] left out), and whether it ended with [DONE].
