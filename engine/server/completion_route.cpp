@@ -193,7 +193,8 @@ bool write_event(httplib::DataSink& sink, const json& j) {
   return sink.write(line.data(), line.size());
 }
 
-// Each prompt of a request: its channel from the serving loop and its reply's progress.
+// Each completion of a request (a prompt, or one of its n choices): its channel from the serving loop and its
+// reply's progress.
 struct Pending {
   std::shared_ptr<RequestChannel> channel;
   Progress progress;
@@ -212,7 +213,7 @@ Usage total_usage(const std::vector<Pending>& all) {
   return total;
 }
 
-// The end of prompt `index`'s stream: what was held back, then its last chunk (finish_reason) or, native, its final
+// The end of completion `index`'s stream: what was held back, then its last chunk (finish_reason) or, native, its final
 // object. False when the client went away.
 bool close_stream(ServingLoop& loop, Pending& one, size_t index, const Tokenizer& tokenizer, httplib::DataSink& sink) {
   Progress& p = one.progress;
@@ -230,7 +231,7 @@ bool close_stream(ServingLoop& loop, Pending& one, size_t index, const Tokenizer
   return write_event(sink, last);
 }
 
-// Writes what prompt `index` has produced since the last call, and its end when it ended. False when the client
+// Writes what completion `index` has produced since the last call, and its end when it ended. False when the client
 // went away; `wrote` is set when anything was written.
 bool stream_news(ServingLoop& loop, Pending& one, size_t index, const Tokenizer& tokenizer, httplib::DataSink& sink,
                  bool& wrote) {
@@ -246,10 +247,10 @@ bool stream_news(ServingLoop& loop, Pending& one, size_t index, const Tokenizer&
   return close_stream(loop, one, index, tokenizer, sink);
 }
 
-// The streamed reply: a chunk per token that adds text (native: per token) with its prompt's index, as each prompt's
-// tokens come, keep-alive comments while nothing comes, each prompt's last chunk (finish_reason) when it ends, then
-// the usage chunk when asked (summed) and [DONE]; native streams end with each prompt's final object instead. An
-// error ends the reply with its event. Returns false when the client went away.
+// The streamed reply: a chunk per token that adds text (native: per token) with its completion's index, as each
+// completion's tokens come, keep-alive comments while nothing comes, each completion's last chunk (finish_reason) when
+// it ends, then the usage chunk when asked (summed) and [DONE]; native streams end with each completion's final object
+// instead. An error ends the reply with its event. Returns false when the client went away.
 bool stream_reply(const CompletionRoute& route, ServingLoop& loop, std::vector<Pending>& all, Doorbell& doorbell,
                   bool include_usage, httplib::DataSink& sink) {
   const Tokenizer& tokenizer = *route.served->tokenizer;
@@ -301,8 +302,8 @@ bool stream_reply(const CompletionRoute& route, ServingLoop& loop, std::vector<P
   return true;
 }
 
-// The non-streamed body: one prompt's object, or (several prompts) OpenAI's choices in prompt order with the usage
-// summed, or llama-server's array of /completion objects.
+// The non-streamed body: one completion's object, or (several) OpenAI's choices in order with the usage summed, or
+// llama-server's array of /completion objects.
 json whole_body(std::vector<Pending>& all, std::vector<std::string>& texts, const Tokenizer& tokenizer) {
   for (Pending& p : all) {
     if (p.progress.reason == FinishReason::error) return error_json(500, p.progress.error, "server_error");
@@ -331,9 +332,9 @@ json whole_body(std::vector<Pending>& all, std::vector<std::string>& texts, cons
   return body;
 }
 
-// The non-streamed reply, once the first prompt's first token is there: the JSON body when every prompt's request
-// ended, preceded by a space every keep-alive period (JSON allows leading whitespace) so that a client that went
-// away is noticed.
+// The non-streamed reply, once the first completion's first token is there: the JSON body when every completion's
+// request ended, preceded by a space every keep-alive period (JSON allows leading whitespace) so that a client that
+// went away is noticed.
 bool whole_reply(const CompletionRoute& route, ServingLoop& loop, std::vector<Pending>& all,
                  RequestChannel::Update first, httplib::DataSink& sink) {
   const Tokenizer& tokenizer = *route.served->tokenizer;
