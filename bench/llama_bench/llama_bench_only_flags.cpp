@@ -1,19 +1,7 @@
 #include "bench/llama_bench/llama_bench_only_flags.h"
 
-#include <utility>
-
 namespace infertune {
 namespace {
-
-ForeignFlag value_flag(std::string_view name, std::vector<std::string_view> aliases, std::string_view asks_for,
-                       std::vector<std::string_view> defaults, std::string_view instead) {
-  return {.name = name,
-          .aliases = std::move(aliases),
-          .asks_for = asks_for,
-          .instead = instead,
-          .takes_value = true,
-          .taken_values = std::move(defaults)};
-}
 
 constexpr std::string_view kDownloads = "downloading the model from Hugging Face";
 constexpr std::string_view kGiveTheFile = "download the GGUF file and give it with -m";
@@ -32,20 +20,17 @@ const ForeignFlagTable& llama_bench_only_flags() {
                  "-mmp 1, the default, maps the file and reads pages as they are first used"),
       value_flag("--embeddings", {"-embd"}, "embeddings output", {"0"},
                  "bench measures with logits, as llama-bench by default"),
-      value_flag("--override-tensor", {"-ot"}, "placing tensors by name pattern", {},
-                 "-ngl places whole layers on the GPU"),
+      refused_value_flag("--override-tensor", {"-ot"}, "placing tensors by name pattern",
+                         "-ngl places whole layers on the GPU"),
       value_flag("--no-op-offload", {"-nopo"}, "a choice of whether a CPU layer's batch operations may run on the GPU",
                  {"0"}, "-ngl decides where each layer runs"),
       value_flag("--no-host", {}, "a choice of host buffer types", {"0"}, "bench uses the engine's own buffers"),
-      value_flag("--fit-target", {"-fitt"}, kFitting, {}, kNglAuto),
-      value_flag("--fit-ctx", {"-fitc"}, kFitting, {}, kNglAuto),
-      value_flag("--hf-repo", {"-hf", "-hfr"}, kDownloads, {}, kGiveTheFile),
-      value_flag("--hf-file", {"-hff"}, kDownloads, {}, kGiveTheFile),
-      value_flag("--hf-token", {"-hft"}, kDownloads, {}, kGiveTheFile),
-      {.name = "--offline",
-       .asks_for = "working without downloads",
-       .instead = "bench never downloads anything",
-       .switch_taken = true},
+      refused_value_flag("--fit-target", {"-fitt"}, kFitting, kNglAuto),
+      refused_value_flag("--fit-ctx", {"-fitc"}, kFitting, kNglAuto),
+      refused_value_flag("--hf-repo", {"-hf", "-hfr"}, kDownloads, kGiveTheFile),
+      refused_value_flag("--hf-file", {"-hff"}, kDownloads, kGiveTheFile),
+      refused_value_flag("--hf-token", {"-hft"}, kDownloads, kGiveTheFile),
+      taken_switch("--offline", {}, "working without downloads", "bench never downloads anything"),
   };
   static const ForeignFlagTable table{
       .tool = "llama-bench",

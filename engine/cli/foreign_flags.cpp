@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "engine/settings/value_lists.h"
 
@@ -53,6 +54,35 @@ Status check_values(const ForeignFlag& flag, const ForeignFlagTable& table, cons
 }
 
 }  // namespace
+
+ForeignFlag taken_switch(std::string_view name, std::vector<std::string_view> aliases, std::string_view asks_for,
+                         std::string_view what_infertune_does) {
+  return {.name = name,
+          .aliases = std::move(aliases),
+          .asks_for = asks_for,
+          .instead = what_infertune_does,
+          .switch_taken = true};
+}
+
+ForeignFlag refused_switch(std::string_view name, std::vector<std::string_view> aliases, std::string_view asks_for,
+                           std::string_view instead) {
+  return {.name = name, .aliases = std::move(aliases), .asks_for = asks_for, .instead = instead};
+}
+
+ForeignFlag value_flag(std::string_view name, std::vector<std::string_view> aliases, std::string_view asks_for,
+                       std::vector<std::string_view> taken_values, std::string_view instead) {
+  return {.name = name,
+          .aliases = std::move(aliases),
+          .asks_for = asks_for,
+          .instead = instead,
+          .takes_value = true,
+          .taken_values = std::move(taken_values)};
+}
+
+ForeignFlag refused_value_flag(std::string_view name, std::vector<std::string_view> aliases, std::string_view asks_for,
+                               std::string_view instead) {
+  return value_flag(name, std::move(aliases), asks_for, {}, instead);
+}
 
 void add_foreign_flags(CLI::App& app, const ForeignFlagTable& table, ForeignFlagText& text) {
   for (const ForeignFlag& flag : table.flags) {

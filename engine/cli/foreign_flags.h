@@ -29,6 +29,19 @@ struct ForeignFlag {
   bool switch_taken = false;                     // a switch infertune always behaves as
 };
 
+// A table's entries, by kind (`aliases`: the other spellings the tool takes).
+// A switch infertune always behaves as: taken, changing nothing.
+ForeignFlag taken_switch(std::string_view name, std::vector<std::string_view> aliases, std::string_view asks_for,
+                         std::string_view what_infertune_does);
+ForeignFlag refused_switch(std::string_view name, std::vector<std::string_view> aliases, std::string_view asks_for,
+                           std::string_view instead = {});
+// A value flag taken at `taken_values` only (the tool's defaults).
+ForeignFlag value_flag(std::string_view name, std::vector<std::string_view> aliases, std::string_view asks_for,
+                       std::vector<std::string_view> taken_values, std::string_view instead);
+// A value flag refused whatever the value.
+ForeignFlag refused_value_flag(std::string_view name, std::vector<std::string_view> aliases, std::string_view asks_for,
+                               std::string_view instead = {});
+
 struct ForeignFlagTable {
   std::string_view tool;     // "llama-bench": whose flags they are
   std::string_view command;  // "bench": the infertune command that takes them

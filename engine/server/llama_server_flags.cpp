@@ -1,30 +1,7 @@
 #include "engine/server/llama_server_flags.h"
 
-#include <utility>
-
 namespace infertune {
 namespace {
-
-// A switch that asks for what infertune always does.
-ForeignFlag taken(std::string_view name, std::vector<std::string_view> aliases, std::string_view asks_for,
-                  std::string_view what_infertune_does) {
-  return {.name = name,
-          .aliases = std::move(aliases),
-          .asks_for = asks_for,
-          .instead = what_infertune_does,
-          .switch_taken = true};
-}
-
-ForeignFlag refused_switch(std::string_view name, std::vector<std::string_view> aliases, std::string_view asks_for,
-                           std::string_view instead = {}) {
-  return {.name = name, .aliases = std::move(aliases), .asks_for = asks_for, .instead = instead};
-}
-
-// Refused whatever the value.
-ForeignFlag refused_option(std::string_view name, std::vector<std::string_view> aliases, std::string_view asks_for,
-                           std::string_view instead = {}) {
-  return {.name = name, .aliases = std::move(aliases), .asks_for = asks_for, .instead = instead, .takes_value = true};
-}
 
 constexpr std::string_view kByFamily = "the chat template is rendered by its family (see --chat-template)";
 constexpr std::string_view kServeAnswers = "serve answers completions and chat";
@@ -39,41 +16,43 @@ constexpr std::string_view kLogDisable = "--log-disable silences the log";
 
 const ForeignFlagTable& llama_server_flags() {
   static const std::vector<ForeignFlag> flags{
-      taken("--cont-batching", {"-cb"}, "continuous batching", "requests are always batched continuously"),
-      taken("--kv-unified", {"-kvu"}, "one cache for every slot", "the slots always share the -c cells of one cache"),
-      taken("--swa-full", {}, "a full-size cache for sliding-window layers",
-            "every layer, sliding-window ones too, keeps the whole context"),
-      taken("--no-context-shift", {}, "no context shift", "a request never shifts the context: it must fit in -c"),
-      taken("--no-warmup", {}, "no warmup run", "the server starts without a warmup run"),
-      taken("--no-webui", {}, "no web UI", "the server has no web UI"),
-      taken("--jinja", {}, "Jinja chat templates", kByFamily),
-      taken("--no-jinja", {}, "no Jinja chat templates", kByFamily),
+      taken_switch("--cont-batching", {"-cb"}, "continuous batching", "requests are always batched continuously"),
+      taken_switch("--kv-unified", {"-kvu"}, "one cache for every slot",
+                   "the slots always share the -c cells of one cache"),
+      taken_switch("--swa-full", {}, "a full-size cache for sliding-window layers",
+                   "every layer, sliding-window ones too, keeps the whole context"),
+      taken_switch("--no-context-shift", {}, "no context shift",
+                   "a request never shifts the context: it must fit in -c"),
+      taken_switch("--no-warmup", {}, "no warmup run", "the server starts without a warmup run"),
+      taken_switch("--no-webui", {}, "no web UI", "the server has no web UI"),
+      taken_switch("--jinja", {}, "Jinja chat templates", kByFamily),
+      taken_switch("--no-jinja", {}, "no Jinja chat templates", kByFamily),
       refused_switch("--no-cont-batching", {"-nocb"}, "turning continuous batching off"),
       refused_switch("--no-kv-unified", {"-no-kvu"}, "a cache of its own per slot"),
       refused_switch("--context-shift", {}, "shifting the context when a generation outgrows it"),
       refused_switch("--webui", {}, "a web UI"),
       refused_switch("--embedding", {"--embeddings"}, "embeddings", kServeAnswers),
-      refused_option("--pooling", {}, "embeddings", kServeAnswers),
+      refused_value_flag("--pooling", {}, "embeddings", kServeAnswers),
       refused_switch("--rerank", {"--reranking"}, "reranking", kServeAnswers),
       refused_switch("--special", {"-sp"}, "special tokens in the replies' text"),
       refused_switch("--props", {}, "changing properties by POST /props", "GET /props is always served"),
-      refused_option("--lora", {}, "LoRA adapters"),
-      refused_option("--lora-scaled", {}, "LoRA adapters"),
-      refused_option("--model-draft", {"-md"}, "speculative decoding with a draft model"),
-      refused_option("--mmproj", {"-mm"}, "multimodal projectors"),
-      refused_option("--mmproj-url", {"-mmu"}, "multimodal projectors"),
-      refused_option("--hf-repo", {"-hf", "-hfr"}, kDownloads, kGiveTheFile),
-      refused_option("--hf-file", {"-hff"}, kDownloads, kGiveTheFile),
-      refused_option("--hf-token", {"-hft"}, kDownloads, kGiveTheFile),
-      refused_option("--cache-reuse", {}, "reusing cached chunks by shifting them",
-                     "common prefixes are reused anyway"),
-      refused_option("--cache-ram", {"-cram"}, "a prompt cache in host memory"),
-      refused_option("--slot-save-path", {}, "saving slots' caches to files"),
-      refused_option("--reasoning-format", {}, "separating reasoning from the reply (reasoning_content)"),
-      refused_option("--chat-template-kwargs", {}, "template arguments", "templates are rendered by family"),
-      refused_option("--fit-target", {"-fitt"}, kFitting, kNglAuto),
-      refused_option("--fit-ctx", {"-fitc"}, kFitting, kNglAuto),
-      refused_option("--log-verbosity", {"-lv", "--verbosity"}, kLogLevels, kLogDisable),
+      refused_value_flag("--lora", {}, "LoRA adapters"),
+      refused_value_flag("--lora-scaled", {}, "LoRA adapters"),
+      refused_value_flag("--model-draft", {"-md"}, "speculative decoding with a draft model"),
+      refused_value_flag("--mmproj", {"-mm"}, "multimodal projectors"),
+      refused_value_flag("--mmproj-url", {"-mmu"}, "multimodal projectors"),
+      refused_value_flag("--hf-repo", {"-hf", "-hfr"}, kDownloads, kGiveTheFile),
+      refused_value_flag("--hf-file", {"-hff"}, kDownloads, kGiveTheFile),
+      refused_value_flag("--hf-token", {"-hft"}, kDownloads, kGiveTheFile),
+      refused_value_flag("--cache-reuse", {}, "reusing cached chunks by shifting them",
+                         "common prefixes are reused anyway"),
+      refused_value_flag("--cache-ram", {"-cram"}, "a prompt cache in host memory"),
+      refused_value_flag("--slot-save-path", {}, "saving slots' caches to files"),
+      refused_value_flag("--reasoning-format", {}, "separating reasoning from the reply (reasoning_content)"),
+      refused_value_flag("--chat-template-kwargs", {}, "template arguments", "templates are rendered by family"),
+      refused_value_flag("--fit-target", {"-fitt"}, kFitting, kNglAuto),
+      refused_value_flag("--fit-ctx", {"-fitc"}, kFitting, kNglAuto),
+      refused_value_flag("--log-verbosity", {"-lv", "--verbosity"}, kLogLevels, kLogDisable),
       refused_switch("--log-verbose", {"-v", "--verbose"}, kLogLevels, kLogDisable),
   };
   static const ForeignFlagTable table{
