@@ -75,6 +75,7 @@ namespace {
 // One response's progress: the text sent, the tokens counted, the log-probabilities not yet sent.
 struct Progress {
   ResponseHeader header;
+  size_t index = 0;  // of the completion among the request's: prompt i's choice j is i * n + j
   bool want_logprobs = false;
   TextStream text;
   Usage usage;
@@ -133,17 +134,13 @@ json take_logprobs(Progress& p, const Tokenizer& tokenizer) {
   return j;
 }
 
-// One piece of prompt `index`'s text as the endpoint streams it.
-json text_chunk(Progress& p, const Tokenizer& tokenizer, const std::string& text, size_t index) {
+// One piece of a completion's text as the endpoint streams it.
+json text_chunk(Progress& p, const Tokenizer& tokenizer, const std::string& text) {
   json logprobs = take_logprobs(p, tokenizer);
-  if (p.header.endpoint != Endpoint::native) {
-    json chunk = chunk_json(p.header, text, std::nullopt, false, std::move(logprobs));
-    chunk["choices"][0]["index"] = index;
-    return chunk;
-  }
-  json chunk = native_chunk_json(text, p.chunk_tokens, static_cast<uint32_t>(p.usage.completion_tokens),
+  if (p.header.endpoint != Endpoint::native)
+    return chunk_json(p.header, p.index, text, std::nullopt, false, std::move(logprobs));
+  json chunk = native_chunk_json(p.index, text, p.chunk_tokens, static_cast<uint32_t>(p.usage.completion_tokens),
                                  static_cast<uint32_t>(p.usage.prompt_tokens), std::move(logprobs));
-  chunk["index"] = index;
   p.chunk_tokens.clear();
   return chunk;
 }
@@ -153,6 +150,7 @@ const NativeSummary& finish_native_summary(Progress& p) {
   NativeSummary& s = p.native;
   s.tokens_predicted = static_cast<uint32_t>(p.usage.completion_tokens);
   s.tokens_evaluated = static_cast<uint32_t>(p.usage.prompt_tokens);
+  s.index = p.index;
   s.reason = p.reason.value_or(FinishReason::stop);
   if (p.stopped_by_text) s.stopping_word = p.text.matched_stop();
   const auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
@@ -213,38 +211,33 @@ Usage total_usage(const std::vector<Pending>& all) {
   return total;
 }
 
-// The end of completion `index`'s stream: what was held back, then its last chunk (finish_reason) or, native, its final
+// The end of a completion's stream: what was held back, then its last chunk (finish_reason) or, native, its final
 // object. False when the client went away.
-bool close_stream(ServingLoop& loop, Pending& one, size_t index, const Tokenizer& tokenizer, httplib::DataSink& sink) {
+bool close_stream(ServingLoop& loop, Pending& one, const Tokenizer& tokenizer, httplib::DataSink& sink) {
   Progress& p = one.progress;
   if (p.stopped_by_text) loop.cancel(one.channel);
   const std::string tail = std::exchange(p.unsent_text, {}) + p.text.finish();
   const bool native_ids = p.header.endpoint == Endpoint::native && !p.chunk_tokens.empty();
-  if ((!tail.empty() || native_ids) && !write_event(sink, text_chunk(p, tokenizer, tail, index))) return false;
+  if ((!tail.empty() || native_ids) && !write_event(sink, text_chunk(p, tokenizer, tail))) return false;
   if (p.header.endpoint == Endpoint::native) {  // llama.cpp's stream ends with the final object, no [DONE]
-    json last = native_final_json("", finish_native_summary(p), nullptr);
-    last["index"] = index;
-    return write_event(sink, last);
+    return write_event(sink, native_final_json("", finish_native_summary(p), nullptr));
   }
-  json last = chunk_json(p.header, "", p.reason, false, nullptr);
-  last["choices"][0]["index"] = index;
-  return write_event(sink, last);
+  return write_event(sink, chunk_json(p.header, p.index, "", p.reason, false, nullptr));
 }
 
-// Writes what completion `index` has produced since the last call, and its end when it ended. False when the client
-// went away; `wrote` is set when anything was written.
-bool stream_news(ServingLoop& loop, Pending& one, size_t index, const Tokenizer& tokenizer, httplib::DataSink& sink,
-                 bool& wrote) {
+// Writes what a completion has produced since the last call, and its end when it ended. False when the client went
+// away; `wrote` is set when anything was written.
+bool stream_news(ServingLoop& loop, Pending& one, const Tokenizer& tokenizer, httplib::DataSink& sink, bool& wrote) {
   Progress& p = one.progress;
   for (RequestChannel::Update& update : one_per_token(one.channel->wait(std::chrono::milliseconds(0)))) {
     std::optional<std::string> text = ready_text(p, absorb(p, tokenizer, update));
     if (!text) continue;
     wrote = true;
-    if (!write_event(sink, text_chunk(p, tokenizer, *text, index))) return false;
+    if (!write_event(sink, text_chunk(p, tokenizer, *text))) return false;
   }
   if (!p.reason || *p.reason == FinishReason::error) return true;
   wrote = true;
-  return close_stream(loop, one, index, tokenizer, sink);
+  return close_stream(loop, one, tokenizer, sink);
 }
 
 // The streamed reply: a chunk per token that adds text (native: per token) with its completion's index, as each
@@ -256,9 +249,7 @@ bool stream_reply(const CompletionRoute& route, ServingLoop& loop, std::vector<P
   const Tokenizer& tokenizer = *route.served->tokenizer;
   const ResponseHeader& header = all.front().progress.header;
   for (size_t i = 0; header.endpoint == Endpoint::chat && i < all.size(); ++i) {  // each choice opens with its role
-    json role = chunk_json(header, "", std::nullopt, true, nullptr);
-    role["choices"][0]["index"] = i;
-    if (!write_event(sink, role)) {
+    if (!write_event(sink, chunk_json(header, i, "", std::nullopt, true, nullptr))) {
       cancel_all(loop, all);
       return false;
     }
@@ -271,7 +262,7 @@ bool stream_reply(const CompletionRoute& route, ServingLoop& loop, std::vector<P
     bool wrote = false;
     for (size_t i = 0; i < all.size() && ok; ++i) {
       if (ended[i]) continue;
-      ok = stream_news(loop, all[i], i, tokenizer, sink, wrote);
+      ok = stream_news(loop, all[i], tokenizer, sink, wrote);
       if (!all[i].progress.reason) continue;
       ended[i] = true;
       --open;
@@ -313,23 +304,15 @@ json whole_body(std::vector<Pending>& all, std::vector<std::string>& texts, cons
     for (size_t i = 0; i < all.size(); ++i) {
       Progress& p = all[i].progress;
       objects.push_back(native_final_json(texts[i], finish_native_summary(p), take_logprobs(p, tokenizer)));
-      objects.back()["index"] = i;
     }
     return all.size() == 1 ? objects[0] : objects;
   }
-  const Usage total = total_usage(all);
-  json body;
+  std::vector<CompletionChoice> choices;
   for (size_t i = 0; i < all.size(); ++i) {
     Progress& p = all[i].progress;
-    json one = completion_json(p.header, texts[i], *p.reason, total, take_logprobs(p, tokenizer));
-    if (i == 0) {
-      body = std::move(one);
-      continue;
-    }
-    one["choices"][0]["index"] = i;
-    body["choices"].push_back(std::move(one["choices"][0]));
+    choices.push_back({.text = std::move(texts[i]), .reason = *p.reason, .logprobs = take_logprobs(p, tokenizer)});
   }
-  return body;
+  return completion_json(all.front().progress.header, std::move(choices), total_usage(all));
 }
 
 // The non-streamed reply, once the first completion's first token is there: the JSON body when every completion's
@@ -449,6 +432,7 @@ void answer_completion(const CompletionRoute& route, Endpoint endpoint, const ht
     ServeJob& job = jobs[k];
     job.doorbell = doorbell;
     Progress progress = progress_for(route, *request, job, header);
+    progress.index = k;
     progress.first_choice = k % request->n == 0;
     auto submitted = loop.submit(std::move(job));
     if (!submitted.channel) {

@@ -43,9 +43,9 @@ json token_json(const Tokenizer& tokenizer, int32_t id, float logprob) {
 
 }  // namespace
 
-json native_chunk_json(const std::string& text, std::span<const int32_t> tokens, uint32_t tokens_predicted,
-                       uint32_t tokens_evaluated, json probabilities) {
-  json out = {{"index", 0},
+json native_chunk_json(size_t index, const std::string& text, std::span<const int32_t> tokens,
+                       uint32_t tokens_predicted, uint32_t tokens_evaluated, json probabilities) {
+  json out = {{"index", index},
               {"content", text},
               {"tokens", json(std::vector<int32_t>(tokens.begin(), tokens.end()))},
               {"stop", false},
@@ -57,7 +57,7 @@ json native_chunk_json(const std::string& text, std::span<const int32_t> tokens,
 }
 
 json native_final_json(const std::string& content, const NativeSummary& s, json probabilities) {
-  json out = {{"index", 0},
+  json out = {{"index", s.index},
               {"content", content},
               {"tokens", s.tokens},
               {"id_slot", s.id_slot},

@@ -45,10 +45,12 @@ struct NativeSummary {
   std::vector<int32_t> tokens;               // the generated ids, when return_tokens asked for them
   NativeTimings timings;
   nlohmann::json generation_settings;  // the request's sampling (monitoring_routes.h's params)
+  size_t index = 0;                    // of the completion among the request's (several prompts)
 };
 
-nlohmann::json native_chunk_json(const std::string& text, std::span<const int32_t> tokens, uint32_t tokens_predicted,
-                                 uint32_t tokens_evaluated, nlohmann::json probabilities);
+// One streamed event of completion `index`.
+nlohmann::json native_chunk_json(size_t index, const std::string& text, std::span<const int32_t> tokens,
+                                 uint32_t tokens_predicted, uint32_t tokens_evaluated, nlohmann::json probabilities);
 
 // The final object: `content` is the whole text (non-streamed) or "" (the last streamed event).
 nlohmann::json native_final_json(const std::string& content, const NativeSummary& summary,

@@ -68,24 +68,27 @@ json logprobs_json(Endpoint endpoint, const Tokenizer& tokenizer, const std::vec
                                     : completion_logprobs(tokenizer, tokens, text_offset);
 }
 
-json completion_json(const ResponseHeader& h, const std::string& text, FinishReason reason, const Usage& usage,
-                     json logprobs) {
+json completion_json(const ResponseHeader& h, std::vector<CompletionChoice> choices, const Usage& usage) {
   json out = base(h, false);
-  json choice = {{"index", 0}, {"logprobs", std::move(logprobs)}, {"finish_reason", finish_reason_name(reason)}};
-  if (h.endpoint == Endpoint::chat) {
-    choice["message"] = {{"role", "assistant"}, {"content", text}};
-  } else {
-    choice["text"] = text;
+  out["choices"] = json::array();
+  for (size_t i = 0; i < choices.size(); ++i) {
+    CompletionChoice& c = choices[i];
+    json choice = {{"index", i}, {"logprobs", std::move(c.logprobs)}, {"finish_reason", finish_reason_name(c.reason)}};
+    if (h.endpoint == Endpoint::chat) {
+      choice["message"] = {{"role", "assistant"}, {"content", std::move(c.text)}};
+    } else {
+      choice["text"] = std::move(c.text);
+    }
+    out["choices"].push_back(std::move(choice));
   }
-  out["choices"] = json::array({choice});
   out["usage"] = usage_json(usage);
   return out;
 }
 
-json chunk_json(const ResponseHeader& h, const std::string& text, std::optional<FinishReason> reason, bool first,
-                json logprobs) {
+json chunk_json(const ResponseHeader& h, size_t index, const std::string& text, std::optional<FinishReason> reason,
+                bool first, json logprobs) {
   json out = base(h, true);
-  json choice = {{"index", 0},
+  json choice = {{"index", index},
                  {"logprobs", std::move(logprobs)},
                  {"finish_reason", reason ? json(finish_reason_name(*reason)) : json(nullptr)}};
   if (h.endpoint == Endpoint::chat) {

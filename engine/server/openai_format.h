@@ -37,14 +37,20 @@ std::string finish_reason_name(FinishReason reason);  // "stop", "length"; cance
 nlohmann::json logprobs_json(Endpoint endpoint, const Tokenizer& tokenizer, const std::vector<GeneratedToken>& tokens,
                              size_t text_offset);
 
-// The whole (non-streamed) response.
-nlohmann::json completion_json(const ResponseHeader& h, const std::string& text, FinishReason reason,
-                               const Usage& usage, nlohmann::json logprobs);
+// One choice of a whole response.
+struct CompletionChoice {
+  std::string text;
+  FinishReason reason = FinishReason::stop;
+  nlohmann::json logprobs;  // null when none were asked for
+};
 
-// One streamed chunk: a text delta (chat: the first one also carries the role), or the last one with its
-// finish_reason (reason set, text empty).
-nlohmann::json chunk_json(const ResponseHeader& h, const std::string& text, std::optional<FinishReason> reason,
-                          bool first, nlohmann::json logprobs);
+// The whole (non-streamed) response: its choices in order (a choice's index is its position).
+nlohmann::json completion_json(const ResponseHeader& h, std::vector<CompletionChoice> choices, const Usage& usage);
+
+// One streamed chunk of choice `index`: a text delta (chat: the first one also carries the role), or the last one
+// with its finish_reason (reason set, text empty).
+nlohmann::json chunk_json(const ResponseHeader& h, size_t index, const std::string& text,
+                          std::optional<FinishReason> reason, bool first, nlohmann::json logprobs);
 // The chunk stream_options.include_usage asks for at the end: no choices, the usage.
 nlohmann::json usage_chunk_json(const ResponseHeader& h, const Usage& usage);
 
