@@ -1,0 +1,133 @@
+#include "engine/grammar/grammar_matcher.h"
+
+#include <algorithm>
+
+namespace infertune {
+namespace {
+
+// How many continuation bytes a lead byte announces, and its payload bits; nullopt-like 0xFF for bytes that
+// cannot start a character (continuations, overlong leads C0/C1, F5 and above).
+struct Lead {
+  uint8_t continuation = 0xFF;
+  uint32_t bits = 0;
+};
+
+Lead utf8_lead(uint8_t byte) {
+  if (byte < 0x80) return {0, byte};
+  if (byte >= 0xC2 && byte <= 0xDF) return {1, byte & 0x1Fu};
+  if (byte >= 0xE0 && byte <= 0xEF) return {2, byte & 0x0Fu};
+  if (byte >= 0xF0 && byte <= 0xF4) return {3, byte & 0x07u};
+  return {};
+}
+
+}  // namespace
+
+GrammarMatcher::GrammarMatcher(std::shared_ptr<const Grammar> grammar) : grammar_(std::move(grammar)) {
+  for (uint32_t start : grammar_->alternatives(grammar_->root())) {
+    Stack stack;
+    push_continuation(stack, start);
+    expand(std::move(stack), state_.stacks);
+  }
+  std::sort(state_.stacks.begin(), state_.stacks.end());
+  state_.stacks.erase(std::unique(state_.stacks.begin(), state_.stacks.end()), state_.stacks.end());
+}
+
+void GrammarMatcher::push_continuation(Stack& stack, uint32_t offset) const {
+  // An alternative's end needs no entry: popping the stack returns to the rule that referred to it. Leaving it
+  // out keeps right recursion (x* as rule ::= x rule) at a constant depth.
+  if (grammar_->element(offset).kind != GrammarElement::Kind::End) stack.push_back(offset);
+}
+
+void GrammarMatcher::expand(Stack stack, std::vector<Stack>& out) const {
+  if (stack.empty() || grammar_->element(stack.back()).kind == GrammarElement::Kind::Chars) {
+    out.push_back(std::move(stack));
+    return;
+  }
+  const uint32_t offset = stack.back();
+  const uint32_t rule = grammar_->element(offset).rule;
+  stack.pop_back();
+  push_continuation(stack, offset + 1);
+  // The grammar has no left recursion (Grammar::parse refuses it), so this ends.
+  for (uint32_t start : grammar_->alternatives(rule)) {
+    Stack next = stack;
+    push_continuation(next, start);
+    expand(std::move(next), out);
+  }
+}
+
+std::vector<GrammarMatcher::Stack> GrammarMatcher::advance_code_point(const std::vector<Stack>& stacks,
+                                                                      uint32_t code_point) const {
+  std::vector<Stack> out;
+  for (const Stack& stack : stacks) {
+    if (stack.empty() || !grammar_->matches(grammar_->element(stack.back()), code_point)) continue;
+    Stack next(stack.begin(), stack.end() - 1);
+    push_continuation(next, stack.back() + 1);
+    expand(std::move(next), out);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+bool GrammarMatcher::may_complete(const State& state) const {
+  if (state.partial.remaining == 0) return !state.stacks.empty();
+  const unsigned shift = 6u * state.partial.remaining;
+  const uint32_t first = state.partial.value << shift;
+  const uint32_t last = first | ((1u << shift) - 1u);
+  return std::any_of(state.stacks.begin(), state.stacks.end(), [&](const Stack& stack) {
+    return !stack.empty() && grammar_->may_match_any(grammar_->element(stack.back()), first, last);
+  });
+}
+
+bool GrammarMatcher::advance(State& state, std::string_view bytes) const {
+  for (const char c : bytes) {
+    const auto byte = static_cast<uint8_t>(c);
+    PartialChar& partial = state.partial;
+    if (partial.remaining == 0) {
+      const Lead lead = utf8_lead(byte);
+      if (lead.continuation == 0xFF) return false;
+      partial = {.value = lead.bits, .remaining = lead.continuation};
+    } else {
+      if ((byte & 0xC0u) != 0x80u) return false;
+      partial.value = (partial.value << 6) | (byte & 0x3Fu);
+      --partial.remaining;
+    }
+    if (partial.remaining > 0) {
+      if (!may_complete(state)) return false;
+      continue;
+    }
+    if (partial.value > 0x10FFFF) return false;
+    state.stacks = advance_code_point(state.stacks, partial.value);
+    partial = {};
+    if (state.stacks.empty()) return false;
+  }
+  return true;
+}
+
+bool GrammarMatcher::allows(std::string_view bytes) const {
+  State state = state_;
+  return advance(state, bytes);
+}
+
+bool GrammarMatcher::accept(std::string_view bytes) {
+  State state = state_;
+  if (!advance(state, bytes)) return false;
+  state_ = std::move(state);
+  return true;
+}
+
+bool GrammarMatcher::can_end() const {
+  return state_.partial.remaining == 0 &&
+         std::any_of(state_.stacks.begin(), state_.stacks.end(), [](const Stack& s) { return s.empty(); });
+}
+
+bool GrammarMatcher::can_continue() const {
+  return std::any_of(state_.stacks.begin(), state_.stacks.end(), [](const Stack& s) { return !s.empty(); });
+}
+
+bool grammar_accepts(const Grammar& grammar, std::string_view text) {
+  GrammarMatcher matcher(std::make_shared<const Grammar>(grammar));
+  return matcher.accept(text) && matcher.can_end();
+}
+
+}  // namespace infertune
