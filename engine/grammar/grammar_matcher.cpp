@@ -20,6 +20,23 @@ Lead utf8_lead(uint8_t byte) {
   return {};
 }
 
+// The least code point a sequence of `length` bytes may encode: anything below has a shorter form, and an
+// overlong form (F0 80 80 A0 for a space) must not slip a character past the grammar.
+uint32_t least_code_point(uint8_t length) {
+  switch (length) {
+    case 2:
+      return 0x80;
+    case 3:
+      return 0x800;
+    case 4:
+      return 0x10000;
+    default:
+      return 0;
+  }
+}
+
+bool is_surrogate(uint32_t cp) { return cp >= 0xD800 && cp <= 0xDFFF; }
+
 }  // namespace
 
 GrammarMatcher::GrammarMatcher(std::shared_ptr<const Grammar> grammar) : grammar_(std::move(grammar)) {
@@ -72,8 +89,9 @@ std::vector<GrammarMatcher::Stack> GrammarMatcher::advance_code_point(const std:
 bool GrammarMatcher::may_complete(const State& state) const {
   if (state.partial.remaining == 0) return !state.stacks.empty();
   const unsigned shift = 6u * state.partial.remaining;
-  const uint32_t first = state.partial.value << shift;
-  const uint32_t last = first | ((1u << shift) - 1u);
+  const uint32_t first = std::max(state.partial.value << shift, least_code_point(state.partial.length));
+  const uint32_t last = std::min((state.partial.value << shift) | ((1u << shift) - 1u), uint32_t{0x10FFFF});
+  if (first > last) return false;
   return std::any_of(state.stacks.begin(), state.stacks.end(), [&](const Stack& stack) {
     return !stack.empty() && grammar_->may_match_any(grammar_->element(stack.back()), first, last);
   });
@@ -86,7 +104,8 @@ bool GrammarMatcher::advance(State& state, std::string_view bytes) const {
     if (partial.remaining == 0) {
       const Lead lead = utf8_lead(byte);
       if (lead.continuation == 0xFF) return false;
-      partial = {.value = lead.bits, .remaining = lead.continuation};
+      partial = {
+          .value = lead.bits, .remaining = lead.continuation, .length = static_cast<uint8_t>(lead.continuation + 1)};
     } else {
       if ((byte & 0xC0u) != 0x80u) return false;
       partial.value = (partial.value << 6) | (byte & 0x3Fu);
@@ -96,7 +115,9 @@ bool GrammarMatcher::advance(State& state, std::string_view bytes) const {
       if (!may_complete(state)) return false;
       continue;
     }
-    if (partial.value > 0x10FFFF) return false;
+    if (partial.value > 0x10FFFF || partial.value < least_code_point(partial.length) || is_surrogate(partial.value)) {
+      return false;
+    }
     state.stacks = advance_code_point(state.stacks, partial.value);
     partial = {};
     if (state.stacks.empty()) return false;

@@ -39,6 +39,7 @@ class GrammarMatcher {
   struct PartialChar {
     uint32_t value = 0;     // the bits so far
     uint8_t remaining = 0;  // continuation bytes still to come
+    uint8_t length = 0;     // bytes of the whole character
   };
 
   struct State {

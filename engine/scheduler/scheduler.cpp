@@ -39,6 +39,9 @@ Result<RequestId> Scheduler::submit(GenerationRequest request) {
                   ctx_->n_vocab());
     }
   }
+  if (request.grammar && !params_.grammar_vocabulary) {
+    return fail("scheduler: a request with a grammar needs SchedulerParams::grammar_vocabulary");
+  }
   auto chain = SamplerChain::create(request.sampling);
   if (!chain) return chain.error();
   // The penalties see the prompt, as in llama.cpp's server.
@@ -47,6 +50,7 @@ Result<RequestId> Scheduler::submit(GenerationRequest request) {
   if (!id) return id.error();
   samplers_.emplace(*id, std::move(*chain));
   if (request.ignore_eos) ignore_eos_.insert(*id);
+  if (request.grammar) grammars_.emplace(*id, TokenGrammar(request.grammar, params_.grammar_vocabulary));
   return *id;
 }
 
@@ -57,8 +61,7 @@ bool Scheduler::is_end_token(int32_t token) const {
 Result<bool> Scheduler::cancel(RequestId id) {
   const SchedulerPlan::Cancelled cancelled = plan_.cancel(id);
   if (!cancelled.found) return false;
-  samplers_.erase(id);
-  ignore_eos_.erase(id);
+  forget(id);
   if (cancelled.slot) {
     if (Status st = ctx_->kv_cache().seq_rm(static_cast<SeqId>(*cancelled.slot), -1, -1); !st) return st.error();
   }
@@ -109,24 +112,48 @@ Status Scheduler::decode_and_sample(const Step& step) {
     auto row = ctx_->logits_ith(logits_index_[c]);
     if (!row) return row.error();
     const RequestId id = *plan_.running(chunk.slot);
-    SamplerChain& chain = samplers_.at(id);
-    if (ignore_eos_.contains(id)) {
-      masked_row_.assign(row->begin(), row->end());
-      for (int32_t t : end_tokens_) masked_row_[static_cast<size_t>(t)] = -std::numeric_limits<float>::infinity();
-      row = std::span<const float>(masked_row_);
-    }
-    auto token = chain.try_sample(*row);
+    auto token = sample_token(id, *row);
     if (!token) return fail("scheduler: request {}: {}", id, token.error().message);
-    chain.accept(*token);
     if (params_.on_logits) params_.on_logits(id, *token, *row);
     if (params_.on_token) params_.on_token(id, *token);
-    if (plan_.sampled(chunk.slot, *token, is_end_token(*token))) {
-      samplers_.erase(id);
-      ignore_eos_.erase(id);
-    }
+    if (plan_.sampled(chunk.slot, *token, is_end_token(*token))) forget(id);
   }
   for (FinishedRequest& f : plan_.take_finished()) finished_.push_back({.id = f.id, .tokens = std::move(f.generated)});
   return {};
+}
+
+Result<int32_t> Scheduler::sample_token(RequestId id, std::span<const float> row) {
+  SamplerChain& chain = samplers_.at(id);
+  const auto grammar = grammars_.find(id);
+  TokenGrammar* constraint = grammar == grammars_.end() ? nullptr : &grammar->second;
+  // A finished sentence ends the request even under ignore_eos: nothing else could be sampled.
+  if (ignore_eos_.contains(id) && (!constraint || constraint->can_continue())) {
+    masked_row_.assign(row.begin(), row.end());
+    for (int32_t t : end_tokens_) masked_row_[static_cast<size_t>(t)] = -std::numeric_limits<float>::infinity();
+    row = masked_row_;
+  }
+  int32_t token = chain.sample(row);
+  // The grammar is asked about the chosen token first, and masks the whole vocabulary only when it refuses it,
+  // as llama.cpp's sampler does: most steps of a constrained reply cost one check.
+  if (constraint && (token == kNoToken || !constraint->allows(token))) {
+    if (row.data() != masked_row_.data()) masked_row_.assign(row.begin(), row.end());
+    constraint->mask(masked_row_);
+    token = chain.sample(masked_row_);
+    if (token == kNoToken) {
+      if (end_tokens_.empty()) return fail("the grammar allows no token here and the model has no end token");
+      token = end_tokens_.front();  // a dead end of the grammar in this vocabulary: the reply ends here
+    }
+  }
+  if (token == kNoToken) return chain.try_sample(row);  // the error that says why
+  chain.accept(token);
+  if (constraint) constraint->accept(token);
+  return token;
+}
+
+void Scheduler::forget(RequestId id) {
+  samplers_.erase(id);
+  ignore_eos_.erase(id);
+  grammars_.erase(id);
 }
 
 Result<bool> Scheduler::step() {

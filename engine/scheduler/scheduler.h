@@ -12,6 +12,7 @@
 //   auto results = sched->run();              // [n requests] in id order
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <unordered_map>
@@ -20,6 +21,7 @@
 
 #include "engine/batch/batch.h"
 #include "engine/context/context.h"
+#include "engine/grammar/token_grammar.h"
 #include "engine/sampling/sampler_chain.h"
 #include "engine/sampling/sampling_params.h"
 #include "engine/scheduler/scheduler_plan.h"
@@ -41,6 +43,8 @@ struct SchedulerParams {
   // More tokens that end a request as the model's eos does (with stop_at_eos): a chat model's end-of-turn
   // markers (Tokenizer::is_end_of_generation).
   std::vector<int32_t> end_tokens{};
+  // Each token's bytes, for requests with a grammar (GrammarVocabulary::from_tokenizer); required by those.
+  std::shared_ptr<const GrammarVocabulary> grammar_vocabulary{};
 };
 
 struct GenerationRequest {
@@ -53,6 +57,10 @@ struct GenerationRequest {
   // false: the prompt is computed in full even where a slot's cache holds it (llama.cpp's cache_prompt: false, for
   // timing a prompt's processing).
   bool reuse_cached_prefix = true;
+  // Set: every generated token keeps the text a sentence of this grammar (constrained sampling; llama-server's
+  // grammar and json_schema). End tokens come only where the grammar may end, and end the request even under
+  // ignore_eos once nothing else can follow.
+  std::shared_ptr<const Grammar> grammar{};
 };
 
 struct GenerationResult {
@@ -101,6 +109,9 @@ class Scheduler {
   Scheduler(Context& ctx, SchedulerPlan plan, const SchedulerParams& params);
   Status apply_admissions(const Step& step);
   Status decode_and_sample(const Step& step);
+  // The request's next token from its logits row: its sampler, ignore_eos and grammar.
+  Result<int32_t> sample_token(RequestId id, std::span<const float> row);
+  void forget(RequestId id);
 
   Context* ctx_;
   SchedulerPlan plan_;
@@ -108,7 +119,8 @@ class Scheduler {
   std::vector<int32_t> end_tokens_;                       // eos and SchedulerParams::end_tokens, when stop_at_eos
   std::unordered_map<RequestId, SamplerChain> samplers_;  // per request: survives preemption
   std::unordered_set<RequestId> ignore_eos_;              // requests whose end tokens are masked
-  std::vector<float> masked_row_;                         // a logits row with the end tokens at -inf
+  std::unordered_map<RequestId, TokenGrammar> grammars_;  // constrained requests: where each stands
+  std::vector<float> masked_row_;                         // a logits row with refused tokens at -inf
   std::vector<GenerationResult> finished_;
   Batch batch_;
   std::vector<size_t> logits_index_;  // [step.chunks.size()] batch index of the chunk's sampled token

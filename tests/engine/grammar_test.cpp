@@ -109,6 +109,9 @@ TEST(Grammar, TheMatcherTakesTextInPiecesAndCharactersSplitAcrossThem) {
   EXPECT_TRUE(m.allows("\xE2\x82"));   // the start of € (E2 82 AC)
   EXPECT_FALSE(m.allows("\xE2\x80"));  // E2 80 xx is U+2000..U+203F: not €
   EXPECT_FALSE(m.allows("\xFF"));      // not UTF-8
+  EXPECT_FALSE(m.allows("\xF0\x80"));  // F0 80 can only start an overlong form
+  EXPECT_FALSE(m.allows("\xC1\xA1"));  // an overlong 'a'
+  EXPECT_FALSE(m.allows("\xE0\x81\xA1"));
   EXPECT_FALSE(m.can_end());
   EXPECT_TRUE(m.accept("\xE2\x82\xAC"));
   EXPECT_TRUE(m.can_end());
