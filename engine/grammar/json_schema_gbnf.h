@@ -1,0 +1,50 @@
+#pragma once
+// Pieces of GBNF text that the JSON Schema converter (json_schema_grammar.h) writes: literals and character
+// classes with their escapes, repetitions within the parser's bound on counts, integer ranges as digit
+// patterns, keys other than a set of names, rule names.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/result.h"
+
+namespace infertune {
+
+// Lengths and counts in a schema above this are refused: the grammar would hold that many copies of a rule.
+inline constexpr uint64_t kMaxCount = 1'000'000;
+
+struct CharRange {
+  uint32_t first = 0;
+  uint32_t last = 0;  // inclusive
+};
+
+// The code points of UTF-8 text (U+FFFD for bytes that are not UTF-8).
+std::vector<uint32_t> code_points(std::string_view utf8);
+
+// "text" with GBNF's escapes: printable ASCII as is, the rest as \xHH, \uHHHH or \UHHHHHHHH.
+std::string gbnf_literal(std::string_view utf8);
+// [ranges] or [^ranges].
+std::string gbnf_class(const std::vector<CharRange>& ranges, bool negated);
+// One character as a JSON string writes it (nlohmann's dump): \" \\ \b \f \n \r \t, \u00XX for other control
+// characters, else the character's UTF-8.
+std::string json_escaped(uint32_t code_point);
+
+// `item` (an atom: a name, literal, class or parenthesized group) repeated min..max times (nullopt: no most),
+// counts above the parser's limit of 10000 split into blocks; empty for {0,0}.
+std::string gbnf_repeat(const std::string& item, uint64_t min, std::optional<uint64_t> max);
+
+// The decimal texts (no leading zeros, "-" for negatives, never "-0") of the integers in [low, high], either
+// end open; |bounds| <= 1e18 and low <= high. Alternatives: parenthesize to use in a sequence.
+std::string gbnf_integer_range(std::optional<int64_t> low, std::optional<int64_t> high);
+
+// A JSON string, quotes included, whose text differs from each of `names` at an unescaped character (or in
+// length). Uses the rule `char`. Refuses names longer than 256 characters.
+Result<std::string> gbnf_key_other_than(const std::vector<std::string>& names);
+
+// A rule name from a hint: runs of characters outside [a-zA-Z0-9] become '-'. Never a '_', which the rules
+// Grammar::parse makes for groups and repetitions use ("root_1").
+std::string gbnf_rule_name(std::string_view hint);
+
+}  // namespace infertune
