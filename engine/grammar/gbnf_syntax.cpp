@@ -12,8 +12,10 @@ namespace {
 // Repetition counts above this are refused: {m,n} is compiled into m + n copies of its item.
 constexpr uint32_t kMaxRepetition = 10000;
 
+// As llama.cpp's: no '_', which the rules made for groups and repetitions use ("root_1"), so they never collide
+// with a rule of the grammar.
 bool is_name_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-';
 }
 
 // A cursor over the text that knows its line and column; every error it makes names them.
@@ -74,6 +76,7 @@ class GbnfReader {
       return at_end() ? error_here("expected {}, found the end of the grammar", what)
                       : error_here("expected {}, found '{}'", what, peek());
     }
+    if (peek() == '_') return error_here("rule names are letters, digits and '-' ('_' is not allowed)");
     return std::string(text_.substr(start, pos_ - start));
   }
 

@@ -20,7 +20,11 @@ struct SourcePosition {
 
 inline constexpr uint32_t kUnbounded = std::numeric_limits<uint32_t>::max();
 
-struct GbnfSequence;
+struct GbnfItem;
+
+struct GbnfSequence {
+  std::vector<GbnfItem> items;  // no initializer: GbnfItem is not complete yet
+};
 
 struct GbnfItem {
   enum class Kind : uint8_t { Literal, Chars, RuleRef, Group };
@@ -33,10 +37,6 @@ struct GbnfItem {
   uint32_t min = 1;                          // repetitions: ? is {0,1}, * {0,}, + {1,}
   uint32_t max = 1;                          // kUnbounded: no upper bound
   SourcePosition position{};
-};
-
-struct GbnfSequence {
-  std::vector<GbnfItem> items{};
 };
 
 struct GbnfRule {

@@ -74,10 +74,10 @@ class GrammarBuilder {
     grammar_.elements_.push_back({.kind = GrammarElement::Kind::End});
   }
 
-  // A rule of its own for a group or a repetition, named "base-N" as llama.cpp names them.
+  // A rule of its own for a group or a repetition, named "base_N" as llama.cpp names them.
   uint32_t synthesize(const std::string& base, SourcePosition position) {
     const uint32_t base_id = ids_.at(base);
-    const std::string name = fmt::format("{}-{}", base, ++info_[base_id].n_synthesized);
+    const std::string name = fmt::format("{}_{}", base, ++info_[base_id].n_synthesized);
     const uint32_t id = rule_id(name, position);
     info_[id].defined = true;
     return id;

@@ -9,7 +9,7 @@
 // Items: "literal" (escapes \n \r \t \\ \" \xHH \uHHHH \UHHHHHHHH), [a-z_] and [^"\\] (the same escapes),
 // `.` (any character), a rule name, ( ... ); each may be followed by *, +, ?, {m}, {m,} or {m,n}. `#` starts a
 // comment; a rule ends at the end of its line unless inside parentheses or after `|`. Groups and repetitions
-// become rules of their own ("name-1", ...), as llama.cpp names them. Rules that can begin with themselves (left
+// become rules of their own ("name_1", ...), as llama.cpp names them. Rules that can begin with themselves (left
 // recursion, also a repetition of something that matches nothing) are refused: the matcher would never end.
 #include <cstdint>
 #include <span>

@@ -1,6 +1,9 @@
 #include "engine/grammar/grammar_matcher.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <span>
 
 namespace infertune {
 namespace {
@@ -37,16 +40,25 @@ uint32_t least_code_point(uint8_t length) {
 
 bool is_surrogate(uint32_t cp) { return cp >= 0xD800 && cp <= 0xDFFF; }
 
+void dedupe(std::vector<std::vector<uint32_t>>& stacks) {
+  std::sort(stacks.begin(), stacks.end());
+  stacks.erase(std::unique(stacks.begin(), stacks.end()), stacks.end());
+}
+
 }  // namespace
 
 GrammarMatcher::GrammarMatcher(std::shared_ptr<const Grammar> grammar) : grammar_(std::move(grammar)) {
+  size_t steps = 0;
   for (uint32_t start : grammar_->alternatives(grammar_->root())) {
     Stack stack;
     push_continuation(stack, start);
-    expand(std::move(stack), state_.stacks);
+    if (!expand(std::move(stack), state_.stacks, steps)) {
+      overflowed_ = true;
+      state_.stacks.clear();
+      return;
+    }
   }
-  std::sort(state_.stacks.begin(), state_.stacks.end());
-  state_.stacks.erase(std::unique(state_.stacks.begin(), state_.stacks.end()), state_.stacks.end());
+  dedupe(state_.stacks);
 }
 
 void GrammarMatcher::push_continuation(Stack& stack, uint32_t offset) const {
@@ -55,35 +67,44 @@ void GrammarMatcher::push_continuation(Stack& stack, uint32_t offset) const {
   if (grammar_->element(offset).kind != GrammarElement::Kind::End) stack.push_back(offset);
 }
 
-void GrammarMatcher::expand(Stack stack, std::vector<Stack>& out) const {
-  if (stack.empty() || grammar_->element(stack.back()).kind == GrammarElement::Kind::Chars) {
-    out.push_back(std::move(stack));
-    return;
+bool GrammarMatcher::expand(Stack stack, std::vector<Stack>& out, size_t& steps) const {
+  // A work list rather than recursion: a chain of rules thousands deep must not exhaust the call stack. The grammar
+  // has no left recursion (Grammar::parse refuses it), so this ends.
+  std::vector<Stack> todo{std::move(stack)};
+  while (!todo.empty()) {
+    if (++steps > kMaxExpansionSteps) return false;
+    Stack top = std::move(todo.back());
+    todo.pop_back();
+    if (top.empty() || grammar_->element(top.back()).kind == GrammarElement::Kind::Chars) {
+      out.push_back(std::move(top));
+      if (out.size() > kMaxParseStacks) return false;
+      continue;
+    }
+    const uint32_t offset = top.back();
+    const std::span<const uint32_t> alternatives = grammar_->alternatives(grammar_->element(offset).rule);
+    top.pop_back();
+    push_continuation(top, offset + 1);
+    for (size_t a = alternatives.size(); a-- > 0;) {
+      Stack next = top;
+      push_continuation(next, alternatives[a]);
+      todo.push_back(std::move(next));
+    }
   }
-  const uint32_t offset = stack.back();
-  const uint32_t rule = grammar_->element(offset).rule;
-  stack.pop_back();
-  push_continuation(stack, offset + 1);
-  // The grammar has no left recursion (Grammar::parse refuses it), so this ends.
-  for (uint32_t start : grammar_->alternatives(rule)) {
-    Stack next = stack;
-    push_continuation(next, start);
-    expand(std::move(next), out);
-  }
+  return true;
 }
 
-std::vector<GrammarMatcher::Stack> GrammarMatcher::advance_code_point(const std::vector<Stack>& stacks,
-                                                                      uint32_t code_point) const {
-  std::vector<Stack> out;
+bool GrammarMatcher::advance_code_point(const std::vector<Stack>& stacks, uint32_t code_point,
+                                        std::vector<Stack>& out) const {
+  out.clear();
+  size_t steps = 0;
   for (const Stack& stack : stacks) {
     if (stack.empty() || !grammar_->matches(grammar_->element(stack.back()), code_point)) continue;
     Stack next(stack.begin(), stack.end() - 1);
     push_continuation(next, stack.back() + 1);
-    expand(std::move(next), out);
+    if (!expand(std::move(next), out, steps)) return false;
   }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
+  dedupe(out);
+  return true;
 }
 
 bool GrammarMatcher::may_complete(const State& state) const {
@@ -118,9 +139,10 @@ bool GrammarMatcher::advance(State& state, std::string_view bytes) const {
     if (partial.value > 0x10FFFF || partial.value < least_code_point(partial.length) || is_surrogate(partial.value)) {
       return false;
     }
-    state.stacks = advance_code_point(state.stacks, partial.value);
+    std::vector<Stack> next;
+    if (!advance_code_point(state.stacks, partial.value, next) || next.empty()) return false;
+    state.stacks = std::move(next);
     partial = {};
-    if (state.stacks.empty()) return false;
   }
   return true;
 }
@@ -149,6 +171,19 @@ bool GrammarMatcher::can_continue() const {
 bool grammar_accepts(const Grammar& grammar, std::string_view text) {
   GrammarMatcher matcher(std::make_shared<const Grammar>(grammar));
   return matcher.accept(text) && matcher.can_end();
+}
+
+Result<std::shared_ptr<const Grammar>> compile_grammar(std::string_view gbnf) {
+  auto parsed = Grammar::parse(gbnf);
+  if (!parsed) return parsed.error();
+  auto grammar = std::make_shared<const Grammar>(std::move(*parsed));
+  if (GrammarMatcher(grammar).overflowed()) {
+    return fail(
+        "grammar: its start opens more than {} parse paths at once (optional parts nested too deep?); "
+        "the matcher follows at most that many",
+        kMaxParseStacks);
+  }
+  return grammar;
 }
 
 }  // namespace infertune

@@ -15,10 +15,13 @@
 #include "engine/cli/flag_ranges.h"
 #include "engine/context/context.h"
 #include "engine/engine_commands.h"
+#include "engine/grammar/grammar_flags.h"
+#include "engine/grammar/token_grammar.h"
 #include "engine/model/model.h"
 #include "engine/run/logits_file.h"
 #include "engine/run/rope_flags.h"
 #include "engine/run/token_list.h"
+#include "engine/sampling/constrained_sampling.h"
 #include "engine/sampling/sampler_chain.h"
 #include "engine/sampling/sampling_flags.h"
 #include "engine/settings/make_context.h"
@@ -37,7 +40,8 @@ struct RunFlags {
   int32_t n_predict = 128;                   // -n; -1: until end of generation or a full context
   EngineSettings settings;                   // the settings table's flags (engine/settings/settings_table.h)
   SamplingParams sampling;
-  RopeFlags rope;  // --rope-*, --yarn-*
+  GrammarFlags grammar;  // --grammar, -j, ...
+  RopeFlags rope;        // --rope-*, --yarn-*
   std::string logits_out;
   bool print_ids = false;
   bool mlock = false;
@@ -87,16 +91,24 @@ bool is_end(const std::optional<Tokenizer>& tokenizer, const ModelConfig& config
   return config.tokens.eos && static_cast<uint32_t>(token) == *config.tokens.eos;
 }
 
+// The tokens that end generation: the tokenizer's end-of-generation set, or the file's eos without a tokenizer.
+std::vector<int32_t> end_tokens(const std::optional<Tokenizer>& tokenizer, const ModelConfig& config) {
+  if (tokenizer) return tokenizer->vocab().end_of_generation_ids();
+  if (config.tokens.eos) return {static_cast<int32_t>(*config.tokens.eos)};
+  return {};
+}
+
 // Samples, emits and decodes one token per step until -n, end of generation or a full context.
 Result<std::vector<int32_t>> generate(const RunFlags& flags, Context& ctx, const std::optional<Tokenizer>& tokenizer,
-                                      SamplerChain& sampler, std::vector<float> logits, Timings& timings) {
+                                      SamplerChain& sampler, TokenGrammar* grammar, std::vector<float> logits,
+                                      Timings& timings) {
   std::vector<int32_t> generated;
   const bool stream_text = tokenizer && !flags.print_ids;
+  ConstrainedSampling picker(end_tokens(tokenizer, ctx.model().config()));
   while (flags.n_predict < 0 || generated.size() < static_cast<size_t>(flags.n_predict)) {
-    auto token = sampler.try_sample(logits);
+    auto token = picker.pick(sampler, logits, {.grammar = grammar});
     if (!token) return token.error();
     if (is_end(tokenizer, ctx.model().config(), *token)) break;
-    sampler.accept(*token);
     generated.push_back(*token);
     if (stream_text) {
       fmt::print("{}", tokenizer->token_to_piece(*token));
@@ -136,6 +148,8 @@ int run(const RunFlags& flags) {
   }
   auto sampler = SamplerChain::create(flags.sampling);
   if (!sampler) return report_error(kCommand, sampler.error().message);
+  auto grammar = grammar_from_flags(flags.grammar);
+  if (!grammar) return report_error(kCommand, grammar.error().message);
   auto rope = rope_overrides(flags.rope);
   if (!rope) return report_error(kCommand, rope.error().message);
   Timings timings;
@@ -147,6 +161,12 @@ int run(const RunFlags& flags) {
     tokenizer = std::move(*loaded);
   } else if (flags.prompt) {
     return report_error(kCommand, "-p needs the model's tokenizer: " + loaded.error().message);
+  }
+  if (*grammar && !tokenizer) return report_error(kCommand, "a grammar needs the model's tokenizer (its tokens' text)");
+  std::optional<TokenGrammar> constraint;
+  if (*grammar) {
+    constraint.emplace(*grammar,
+                       std::make_shared<const GrammarVocabulary>(GrammarVocabulary::from_tokenizer(*tokenizer)));
   }
   auto prompt = prompt_ids(flags, tokenizer);
   if (!prompt) return report_error(kCommand, prompt.error().message);
@@ -174,7 +194,8 @@ int run(const RunFlags& flags) {
   for (int32_t token : *prompt) sampler->accept(token);
   const size_t n_vocab = ctx->n_vocab();
   std::vector<float> last(logits->end() - static_cast<std::ptrdiff_t>(n_vocab), logits->end());
-  auto generated = generate(flags, *ctx, tokenizer, *sampler, std::move(last), timings);
+  auto generated =
+      generate(flags, *ctx, tokenizer, *sampler, constraint ? &*constraint : nullptr, std::move(last), timings);
   if (!generated) return report_error(kCommand, generated.error().message);
   if (flags.print_ids) fmt::print("{}\n", fmt::join(*generated, ","));
   print_timings(timings);
@@ -201,9 +222,12 @@ void add_run_command(Subcommands& commands) {
   app->add_flag("--print-ids", flags->print_ids, "Print the generated token ids, comma-separated, instead of text");
   app->add_flag("--mlock", flags->mlock, "Lock the model's memory in RAM");
   add_sampling_flags(*app, flags->sampling);
+  add_grammar_flags(*app, flags->grammar);
   add_rope_flags(*app, flags->rope);
   add_setting_flags(*app, Command::run, flags->settings);
-  commands.add_aliases(kCommand, setting_flag_aliases(Command::run));
+  std::vector<FlagAlias> aliases = setting_flag_aliases(Command::run);
+  for (const FlagAlias& alias : grammar_flag_aliases()) aliases.push_back(alias);
+  commands.add_aliases(kCommand, aliases);
 }
 
 }  // namespace infertune

@@ -1,19 +1,23 @@
 #include "engine/scheduler/scheduler.h"
 
 #include <algorithm>
-#include <limits>
 #include <utility>
 
 namespace infertune {
+namespace {
+
+// eos and SchedulerParams::end_tokens, when stop_at_eos.
+std::vector<int32_t> end_tokens_of(const Context& ctx, const SchedulerParams& params) {
+  if (!params.stop_at_eos) return {};
+  std::vector<int32_t> end = params.end_tokens;
+  if (const auto& eos = ctx.model().config().tokens.eos) end.push_back(static_cast<int32_t>(*eos));
+  return end;
+}
+
+}  // namespace
 
 Scheduler::Scheduler(Context& ctx, SchedulerPlan plan, const SchedulerParams& params)
-    : ctx_(&ctx), plan_(std::move(plan)), params_(params) {
-  const auto& eos = ctx.model().config().tokens.eos;
-  if (params.stop_at_eos) {
-    end_tokens_ = params.end_tokens;
-    if (eos) end_tokens_.push_back(static_cast<int32_t>(*eos));
-  }
-}
+    : ctx_(&ctx), plan_(std::move(plan)), params_(params), sampling_(end_tokens_of(ctx, params)) {}
 
 Result<Scheduler> Scheduler::create(Context& ctx, const SchedulerParams& params) {
   if (params.n_parallel == 0 || params.n_parallel > ctx.n_seq_max()) {
@@ -55,7 +59,8 @@ Result<RequestId> Scheduler::submit(GenerationRequest request) {
 }
 
 bool Scheduler::is_end_token(int32_t token) const {
-  return std::find(end_tokens_.begin(), end_tokens_.end(), token) != end_tokens_.end();
+  const std::vector<int32_t>& end = sampling_.end_tokens();
+  return std::find(end.begin(), end.end(), token) != end.end();
 }
 
 Result<bool> Scheduler::cancel(RequestId id) {
@@ -123,31 +128,10 @@ Status Scheduler::decode_and_sample(const Step& step) {
 }
 
 Result<int32_t> Scheduler::sample_token(RequestId id, std::span<const float> row) {
-  SamplerChain& chain = samplers_.at(id);
   const auto grammar = grammars_.find(id);
-  TokenGrammar* constraint = grammar == grammars_.end() ? nullptr : &grammar->second;
-  // A finished sentence ends the request even under ignore_eos: nothing else could be sampled.
-  if (ignore_eos_.contains(id) && (!constraint || constraint->can_continue())) {
-    masked_row_.assign(row.begin(), row.end());
-    for (int32_t t : end_tokens_) masked_row_[static_cast<size_t>(t)] = -std::numeric_limits<float>::infinity();
-    row = masked_row_;
-  }
-  int32_t token = chain.sample(row);
-  // The grammar is asked about the chosen token first, and masks the whole vocabulary only when it refuses it,
-  // as llama.cpp's sampler does: most steps of a constrained reply cost one check.
-  if (constraint && (token == kNoToken || !constraint->allows(token))) {
-    if (row.data() != masked_row_.data()) masked_row_.assign(row.begin(), row.end());
-    constraint->mask(masked_row_);
-    token = chain.sample(masked_row_);
-    if (token == kNoToken) {
-      if (end_tokens_.empty()) return fail("the grammar allows no token here and the model has no end token");
-      token = end_tokens_.front();  // a dead end of the grammar in this vocabulary: the reply ends here
-    }
-  }
-  if (token == kNoToken) return chain.try_sample(row);  // the error that says why
-  chain.accept(token);
-  if (constraint) constraint->accept(token);
-  return token;
+  return sampling_.pick(
+      samplers_.at(id), row,
+      {.grammar = grammar == grammars_.end() ? nullptr : &grammar->second, .ban_end_tokens = ignore_eos_.contains(id)});
 }
 
 void Scheduler::forget(RequestId id) {

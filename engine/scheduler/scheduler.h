@@ -22,6 +22,7 @@
 #include "engine/batch/batch.h"
 #include "engine/context/context.h"
 #include "engine/grammar/token_grammar.h"
+#include "engine/sampling/constrained_sampling.h"
 #include "engine/sampling/sampler_chain.h"
 #include "engine/sampling/sampling_params.h"
 #include "engine/scheduler/scheduler_plan.h"
@@ -116,11 +117,10 @@ class Scheduler {
   Context* ctx_;
   SchedulerPlan plan_;
   SchedulerParams params_;
-  std::vector<int32_t> end_tokens_;                       // eos and SchedulerParams::end_tokens, when stop_at_eos
   std::unordered_map<RequestId, SamplerChain> samplers_;  // per request: survives preemption
   std::unordered_set<RequestId> ignore_eos_;              // requests whose end tokens are masked
   std::unordered_map<RequestId, TokenGrammar> grammars_;  // constrained requests: where each stands
-  std::vector<float> masked_row_;                         // a logits row with refused tokens at -inf
+  ConstrainedSampling sampling_;                          // with the end tokens: eos and end_tokens, when stop_at_eos
   std::vector<GenerationResult> finished_;
   Batch batch_;
   std::vector<size_t> logits_index_;  // [step.chunks.size()] batch index of the chunk's sampled token

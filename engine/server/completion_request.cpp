@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "engine/server/json_fields.h"
+#include "engine/server/output_constraint.h"
 
 namespace infertune {
 namespace {
@@ -174,7 +175,8 @@ Status parse_messages(const json& body, CompletionRequest& r) {
 
 }  // namespace
 
-Result<CompletionRequest> parse_completion_request(const json& body, Endpoint endpoint, const RequestLimits& limits) {
+Result<CompletionRequest> parse_completion_request(const json& body, Endpoint endpoint, const RequestLimits& limits,
+                                                   std::string_view raw_body) {
   if (!body.is_object()) return fail("the request body must be a JSON object");
   CompletionRequest r;
   r.endpoint = endpoint;
@@ -200,6 +202,9 @@ Result<CompletionRequest> parse_completion_request(const json& body, Endpoint en
   auto return_tokens = bool_field(body, "return_tokens", false);
   if (!return_tokens) return return_tokens.error();
   r.return_tokens = *return_tokens;
+  auto grammar = parse_output_constraint(body, raw_body);
+  if (!grammar) return grammar.error();
+  r.grammar = *grammar ? std::move(*grammar) : limits.grammar;
   auto stream = bool_field(body, "stream", false);
   if (!stream) return stream.error();
   r.stream = *stream;

@@ -2,16 +2,19 @@
 // The body of a /v1/completions or /v1/chat/completions request, parsed and checked: every field the server
 // reads is type-checked and bounded, and a bad one is an error naming it ("temperature must be a number in
 // [0, 2], got 7"), which the server answers with 400. Fields the server does not use are ignored, as
-// OpenAI-compatible servers do (clients send user, tools, response_format ...). llama.cpp's names are
-// accepted beside OpenAI's: n_predict for max_tokens, n_probs for logprobs, and its ignore_eos, cache_prompt and
-// return_tokens.
+// OpenAI-compatible servers do (clients send user, tools, ...). llama.cpp's names are accepted beside OpenAI's:
+// n_predict for max_tokens, n_probs for logprobs, and its ignore_eos, cache_prompt and return_tokens; a reply is
+// constrained by grammar, json_schema or response_format (output_constraint.h).
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "engine/grammar/grammar.h"
 #include "engine/sampling/sampling_params.h"
 #include "engine/server/chat_template.h"
 #include "kernels/result.h"
@@ -24,10 +27,11 @@ enum class Endpoint { completions, chat, native };
 
 // What the parser needs to know of the server.
 struct RequestLimits {
-  uint32_t n_ctx = 4096;                 // max_tokens can be at most this
-  uint32_t n_vocab = 0;                  // token ids in a prompt array must be below this
-  SamplingParams defaults{};             // the server's sampling flags: what an absent field means
-  std::optional<uint32_t> max_tokens{};  // the server's -n; absent: until end of generation or a full context
+  uint32_t n_ctx = 4096;                     // max_tokens can be at most this
+  uint32_t n_vocab = 0;                      // token ids in a prompt array must be below this
+  SamplingParams defaults{};                 // the server's sampling flags: what an absent field means
+  std::optional<uint32_t> max_tokens{};      // the server's -n; absent: until end of generation or a full context
+  std::shared_ptr<const Grammar> grammar{};  // the server's --grammar / --json-schema: for requests that bring none
 };
 
 inline constexpr size_t kMaxPrompts = 64;  // completions to generate for one request: prompts x n
@@ -57,9 +61,12 @@ struct CompletionRequest {
   bool ignore_eos = false;               // llama.cpp's: never sample an end token (fixed-length benchmarks)
   bool cache_prompt = true;              // llama.cpp's: false computes the whole prompt, cached or not
   bool return_tokens = false;            // llama.cpp's /completion: the generated ids in the final object
+  // grammar, json_schema or response_format (output_constraint.h): the reply is a sentence of this grammar
+  std::shared_ptr<const Grammar> grammar{};
 };
 
+// `raw_body`: the text `body` was parsed from, which keeps a JSON schema's property order (output_constraint.h).
 Result<CompletionRequest> parse_completion_request(const nlohmann::json& body, Endpoint endpoint,
-                                                   const RequestLimits& limits);
+                                                   const RequestLimits& limits, std::string_view raw_body = {});
 
 }  // namespace infertune

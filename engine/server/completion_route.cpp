@@ -357,7 +357,7 @@ RequestChannel::Update first_update(RequestChannel& channel) {
 Result<CompletionRequest> parse_body(const ServedModel& served, Endpoint endpoint, const httplib::Request& req) {
   auto body = json_body(req);
   if (!body) return body.error();
-  return parse_completion_request(*body, endpoint, served.limits);
+  return parse_completion_request(*body, endpoint, served.limits, req.body);
 }
 
 // The job of one prompt, which must leave room for a generated token in the context.
@@ -374,7 +374,8 @@ Result<ServeJob> job_for(const ServedModel& served, const CompletionRequest& req
                   .sampling = request.sampling,
                   .top_logprobs = request.top_logprobs,
                   .ignore_eos = request.ignore_eos,
-                  .cache_prompt = request.cache_prompt};
+                  .cache_prompt = request.cache_prompt,
+                  .grammar = request.grammar};
 }
 
 // Choice j of a prompt's n: a given seed is moved by j, so that the choices differ and each can be reproduced.

@@ -20,6 +20,8 @@
 
 #include "engine/cli/flag_ranges.h"
 #include "engine/engine_commands.h"
+#include "engine/grammar/grammar_flags.h"
+#include "engine/grammar/grammar_vocabulary.h"
 #include "engine/model/model.h"
 #include "engine/sampling/sampling_flags.h"
 #include "engine/server/http_server.h"
@@ -58,6 +60,7 @@ struct ServeFlags {
   bool mlock = false;
   EngineSettings settings;
   SamplingParams sampling;
+  GrammarFlags grammar;  // the constraint of requests that bring none
   ForeignFlagText llama_server;
 };
 
@@ -176,6 +179,8 @@ struct Running {
 };
 
 Result<Running> load(const ServeFlags& flags, ServerMetrics& metrics, ServedModel& served) {
+  auto grammar = grammar_from_flags(flags.grammar);  // before the load: a bad grammar fails fast
+  if (!grammar) return grammar.error();
   auto model = Model::load(
       flags.model, {.use_mmap = flags.settings.use_mmap, .mlock = flags.mlock, .repack = flags.settings.repack});
   if (!model) return model.error();
@@ -192,6 +197,8 @@ Result<Running> load(const ServeFlags& flags, ServerMetrics& metrics, ServedMode
   Context& ctx = *r.placed.context;
   SchedulerParams params{.n_parallel = ctx.n_seq_max(), .prefill_chunk = flags.prefill_chunk, .stop_at_eos = true};
   params.end_tokens = r.tokenizer->vocab().end_of_generation_ids();  // eos, eot, <|im_end|>, ...
+  params.grammar_vocabulary =
+      std::make_shared<const GrammarVocabulary>(GrammarVocabulary::from_tokenizer(*r.tokenizer));
   r.loop = std::make_unique<ServingLoop>(ctx, std::move(params), loop_limits(flags), metrics);
   if (Status s = r.loop->start(); !s) return s.error();
   served.model = r.model.get();
@@ -202,6 +209,7 @@ Result<Running> load(const ServeFlags& flags, ServerMetrics& metrics, ServedMode
                    .defaults = flags.sampling,
                    .max_tokens = flags.n_predict < 0 ? std::nullopt
                                                      : std::optional<uint32_t>(static_cast<uint32_t>(flags.n_predict))};
+  served.limits.grammar = *grammar;
   choose_chat_template(flags, *r.model, served);
   describe_for_props(flags, ctx, *r.tokenizer, served);
   return r;
@@ -317,10 +325,12 @@ void add_serve_command(Subcommands& commands) {
       ->excludes("--chat-template");
   app->add_flag("--mlock", flags->mlock, "Lock the model's memory in RAM");
   add_sampling_flags(*app, flags->sampling);
+  add_grammar_flags(*app, flags->grammar);
   add_setting_flags(*app, Command::serve, flags->settings);
   add_foreign_flags(*app, llama_server_flags(), flags->llama_server);
   std::vector<FlagAlias> aliases = setting_flag_aliases(Command::serve);
   aliases.push_back({"-to", "--timeout"});
+  for (const FlagAlias& alias : grammar_flag_aliases()) aliases.push_back(alias);
   for (const FlagAlias& alias : foreign_flag_aliases(llama_server_flags())) aliases.push_back(alias);
   commands.add_aliases(kCommand, aliases);
 }

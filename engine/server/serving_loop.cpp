@@ -196,7 +196,8 @@ void ServingLoop::admit(std::vector<std::pair<ServeJob, std::shared_ptr<RequestC
                                   .max_new_tokens = job.max_tokens,
                                   .sampling = job.sampling,
                                   .ignore_eos = job.ignore_eos,
-                                  .reuse_cached_prefix = job.cache_prompt});
+                                  .reuse_cached_prefix = job.cache_prompt,
+                                  .grammar = std::move(job.grammar)});
     if (!id) {
       channel->finish(FinishReason::error, id.error().message);
       continue;

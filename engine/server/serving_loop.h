@@ -96,10 +96,11 @@ struct ServeJob {
   std::vector<int32_t> prompt;
   uint32_t max_tokens = 1;
   SamplingParams sampling;
-  std::optional<uint32_t> top_logprobs;  // set: compute log-probabilities, with this many alternatives
-  bool ignore_eos = false;               // GenerationRequest::ignore_eos
-  bool cache_prompt = true;              // GenerationRequest::reuse_cached_prefix
-  std::shared_ptr<Doorbell> doorbell{};  // optional: rung with each token and the end
+  std::optional<uint32_t> top_logprobs;      // set: compute log-probabilities, with this many alternatives
+  bool ignore_eos = false;                   // GenerationRequest::ignore_eos
+  bool cache_prompt = true;                  // GenerationRequest::reuse_cached_prefix
+  std::shared_ptr<const Grammar> grammar{};  // GenerationRequest::grammar
+  std::shared_ptr<Doorbell> doorbell{};      // optional: rung with each token and the end
   std::chrono::steady_clock::time_point arrival = std::chrono::steady_clock::now();
 };
 

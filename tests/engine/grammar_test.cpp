@@ -135,6 +135,8 @@ TEST(Grammar, ErrorsNameTheLineAndColumn) {
   EXPECT_EQ(parse_error("root ::= \"a\"\nroot ::= \"b\"\n"),
             "grammar line 2, column 1: rule 'root' is defined twice (first on line 1)");
   EXPECT_EQ(parse_error("answer ::= \"a\"\n"), "grammar: no rule named 'root' (the rule generation starts from)");
+  EXPECT_EQ(parse_error("my_rule ::= \"a\""),
+            "grammar line 1, column 3: rule names are letters, digits and '-' ('_' is not allowed)");
   EXPECT_EQ(parse_error("root ::= @"),
             "grammar line 1, column 10: expected a literal \"...\", a class [...], '.', a rule name or '(', found '@'");
 }
@@ -143,7 +145,7 @@ TEST(Grammar, LeftRecursionIsRefused) {
   EXPECT_NE(parse_error("root ::= root \"x\" | \"y\"").find("rule 'root' can begin with itself (root -> root)"),
             std::string::npos);
   EXPECT_NE(parse_error("root ::= a\na ::= b? \"x\" | \"y\"\nb ::= a \"z\"\n")
-                .find("rule 'a' can begin with itself (a -> a-1 -> b -> a)"),
+                .find("rule 'a' can begin with itself (a -> a_1 -> b -> a)"),
             std::string::npos);
   // A repetition of something that can match nothing would loop without consuming text.
   EXPECT_NE(parse_error("root ::= (\"a\"?)*").find("can begin with itself"), std::string::npos);
@@ -151,7 +153,15 @@ TEST(Grammar, LeftRecursionIsRefused) {
 
 TEST(Grammar, DescribeShowsTheCompiledRules) {
   const Grammar g = parsed("root ::= \"ab\"? [^x-z]\n");
-  EXPECT_EQ(g.describe(), "root ::= root-2 [^x-z]\nroot-1 ::= [a] [b]\nroot-2 ::= root-1 |\n");
+  EXPECT_EQ(g.describe(), "root ::= root_2 [^x-z]\nroot_1 ::= [a] [b]\nroot_2 ::= root_1 |\n");
+}
+
+// Optional parts nested thousands deep open a parse stack per level: refused up front, not a step of seconds.
+TEST(Grammar, AGrammarWhoseStartOpensTooManyPathsIsRefused) {
+  auto nested = compile_grammar("root ::= (\"a\"?){0,9000} \"b\"\n");
+  ASSERT_FALSE(nested);
+  EXPECT_NE(nested.error().message.find("parse paths"), std::string::npos) << nested.error().message;
+  EXPECT_TRUE(compile_grammar("root ::= \"a\"{0,9000} \"b\"\n"));  // one path per step: fine
 }
 
 }  // namespace

@@ -148,7 +148,9 @@ word ::= [a-z]+
   const Generated g = generate(grammar, 0.0f, 1, 40);
   ASSERT_FALSE(g.tokens.empty());
   EXPECT_TRUE(GrammarMatcher(grammar).allows(g.text)) << g.text;
-  if (g.ended) EXPECT_TRUE(grammar_accepts(*grammar, g.text)) << g.text;
+  if (g.ended) {
+    EXPECT_TRUE(grammar_accepts(*grammar, g.text)) << g.text;
+  }
 }
 
 TEST_F(ConstrainedGeneration, SampledRepliesAreSentencesOfTheGrammar) {

@@ -20,6 +20,11 @@ scripts/build-llama-cpp), on the same model and flags (a llama-server command li
    same ids; n_probs gives completion_probabilities with the same ids; several prompts in one request get the same
    completions in the same order (/completion's array, /v1/completions' choices, /completion's stream joined per
    index).
+6. Constrained replies, greedy: a GBNF `grammar` gives the same content on both, and so does the GBNF that
+   `infertune grammar -j` converts a JSON schema to (nested rules, bounded repetitions, whitespace); `json_schema`
+   gives JSON that satisfies the schema on both (each server converts it its own way, so the texts may differ);
+   response_format json_object on /v1/chat/completions gives an object on both; a grammar that does not parse is a
+   400 on both.
 
 usage: llama_server_api_check.py INFERTUNE FIXTURES_DIR BUILD_LLAMA_CPP_SCRIPT WORKDIR
 Exits 77 (skipped) when llama-server is not built."""
@@ -273,6 +278,58 @@ def check_native_completion(theirs, ours):
     return failures
 
 
+WORDS = 'root ::= " " [a-z]+ (" " [a-z]+){2} "."\n'
+SCHEMA = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 8}, "age": {"type": "integer"},
+                                           "pet": {"enum": ["cat", "dog"]}}, "required": ["name", "age", "pet"]}
+
+
+def satisfies(text):
+    """Whether text is JSON that SCHEMA accepts (checked by hand: no jsonschema package needed)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return False
+    return (isinstance(value, dict) and set(value) == {"name", "age", "pet"} and isinstance(value["name"], str)
+            and len(value["name"]) <= 8 and isinstance(value["age"], int) and value["pet"] in ("cat", "dog"))
+
+
+def check_constrained(infertune, theirs, ours):
+    failures = []
+    greedy = {"prompt": "Once upon a time", "n_predict": 48, "temperature": 0}
+    converted = subprocess.run([infertune, "grammar", "-j", json.dumps(SCHEMA)], capture_output=True, text=True,
+                               check=True).stdout
+    for name, grammar, n_predict in [("grammar", WORDS, 48), ("the schema's GBNF as grammar", converted, 120)]:
+        body = dict(greedy, grammar=grammar, n_predict=n_predict)
+        a, b = post(theirs, "/completion", body), post(ours, "/completion", body)
+        print(f"{name}: llama-server {a['content']!r} ({a['stop_type']}), infertune {b['content']!r} "
+              f"({b['stop_type']})")
+        if a["content"] != b["content"]:
+            failures.append(f"{name}: llama-server {a['content']!r}, infertune {b['content']!r}")
+    body = dict(greedy, n_predict=120, json_schema=SCHEMA)
+    a, b = post(theirs, "/completion", body), post(ours, "/completion", body)
+    print(f"json_schema: llama-server {a['content']!r}, infertune {b['content']!r} "
+          f"({'the same' if a['content'] == b['content'] else 'different'} text)")
+    for who, reply in [("llama-server", a), ("infertune", b)]:
+        if not satisfies(reply["content"]):
+            failures.append(f"json_schema: {who}'s reply does not satisfy the schema: {reply['content']!r}")
+    chat = {"messages": [{"role": "user", "content": "Describe a cat."}], "max_tokens": 80, "temperature": 0,
+            "response_format": {"type": "json_object"}}
+    for who, server in [("llama-server", theirs), ("infertune", ours)]:
+        text = post(server, "/v1/chat/completions", chat)["choices"][0]["message"]["content"]
+        print(f"response_format json_object: {who} {text!r}")
+        try:
+            if not isinstance(json.loads(text), dict):
+                failures.append(f"response_format json_object: {who}'s reply is not an object: {text!r}")
+        except ValueError:
+            failures.append(f"response_format json_object: {who}'s reply is not JSON: {text!r}")
+    for who, server in [("llama-server", theirs), ("infertune", ours)]:
+        status, text = server.request("/completion", dict(greedy, grammar='root ::= "a'))
+        print(f"a grammar that does not parse: {who} answers {status}: {text[:120]}")
+        if status != 400:
+            failures.append(f"a grammar that does not parse: {who} answered {status}")
+    return failures
+
+
 def main():
     infertune, fixtures, build_script, work = sys.argv[1:5]
     built = subprocess.run([build_script, "--cached", "llama-server"], capture_output=True, text=True)
@@ -304,6 +361,7 @@ def main():
         t1.join(120)
         t2.join(120)
         failures += check_native_completion(theirs, ours)
+        failures += check_constrained(infertune, theirs, ours)
     finally:
         theirs.stop()
         ours.stop()

@@ -61,8 +61,13 @@ class ServerHarness {
     ctx_ = std::make_unique<Context>(std::move(*ctx));
     loop_ = std::make_unique<ServingLoop>(
         *ctx_,
-        SchedulerParams{
-            .n_parallel = o.n_parallel, .stop_at_eos = true, .on_token = {}, .on_logits = {}, .end_tokens = {}},
+        SchedulerParams{.n_parallel = o.n_parallel,
+                        .stop_at_eos = true,
+                        .on_token = {},
+                        .on_logits = {},
+                        .end_tokens = {},
+                        .grammar_vocabulary =
+                            std::make_shared<const GrammarVocabulary>(GrammarVocabulary::from_tokenizer(*tokenizer_))},
         LoopLimits{.max_waiting = o.max_waiting, .gather = o.gather}, metrics_);
     EXPECT_TRUE(loop_->start().ok());
     if (!o.start_http) return;
