@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -160,32 +161,47 @@ class GrammarBuilder {
     return {};
   }
 
-  // Rules that can match the empty text, to a fixed point.
+  // Rules that can match the empty text. A worklist, linear in the grammar's size: a rule becomes nullable when one
+  // of its alternatives has no character and every rule it refers to is nullable. (Passes over every rule until
+  // nothing changes would be quadratic in a chain of thousands of rules, which x{0,9000} makes.)
   std::vector<bool> nullable_rules() const {
-    std::vector<bool> nullable(grammar_.n_rules(), false);
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (uint32_t r = 0; r < grammar_.n_rules(); ++r) {
-        if (nullable[r]) continue;
-        for (uint32_t start : grammar_.alternatives_[r]) {
-          if (leading_nullable_end(start, nullable)) {
-            nullable[r] = changed = true;
-            break;
+    const size_t n_rules = grammar_.n_rules();
+    std::vector<uint32_t> owner;                          // [alternative] its rule
+    std::vector<uint32_t> pending;                        // [alternative] references to rules not yet known nullable
+    std::vector<std::vector<uint32_t>> used_by(n_rules);  // [rule] the alternatives referring to it, per reference
+    std::vector<uint32_t> ready;                          // rules found nullable, not yet propagated
+    for (uint32_t r = 0; r < n_rules; ++r) {
+      for (uint32_t start : grammar_.alternatives_[r]) {
+        const auto alternative = static_cast<uint32_t>(owner.size());
+        owner.push_back(r);
+        pending.push_back(0);
+        bool has_chars = false;
+        for (uint32_t e = start; grammar_.elements_[e].kind != GrammarElement::Kind::End; ++e) {
+          const GrammarElement& element = grammar_.elements_[e];
+          has_chars = has_chars || element.kind == GrammarElement::Kind::Chars;
+          if (element.kind == GrammarElement::Kind::RuleRef) {
+            ++pending[alternative];
+            used_by[element.rule].push_back(alternative);
           }
         }
+        if (has_chars) pending[alternative] = kNever;
+        if (pending[alternative] == 0) ready.push_back(r);
+      }
+    }
+    std::vector<bool> nullable(n_rules, false);
+    while (!ready.empty()) {
+      const uint32_t rule = ready.back();
+      ready.pop_back();
+      if (nullable[rule]) continue;
+      nullable[rule] = true;
+      for (uint32_t alternative : used_by[rule]) {
+        if (pending[alternative] != kNever && --pending[alternative] == 0) ready.push_back(owner[alternative]);
       }
     }
     return nullable;
   }
 
-  // Whether every element of the alternative at `start` is a nullable rule.
-  bool leading_nullable_end(uint32_t start, const std::vector<bool>& nullable) const {
-    for (uint32_t e = start;; ++e) {
-      const GrammarElement& element = grammar_.elements_[e];
-      if (element.kind == GrammarElement::Kind::End) return true;
-      if (element.kind != GrammarElement::Kind::RuleRef || !nullable[element.rule]) return false;
-    }
-  }
+  static constexpr uint32_t kNever = std::numeric_limits<uint32_t>::max();  // an alternative with a character
 
   // Rules each rule can begin with: the references before its alternatives' first character.
   std::vector<std::vector<uint32_t>> leading_rules(const std::vector<bool>& nullable) const {

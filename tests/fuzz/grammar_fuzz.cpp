@@ -14,7 +14,7 @@
 //   - compile_grammar refuses exactly the parsed grammars whose start overflows the matcher;
 //   - the matcher takes text in pieces as it takes it whole: allows(text) == (accept(first) && allows(second)), and
 //     after accepting both pieces can_end() is what grammar_accepts(text) says; a refused piece changes nothing;
-//   - grammar_accepts is deterministic, and describe() lists every rule.
+//   - grammar_accepts is deterministic, and describe() lists every rule, a line each, in order.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -69,10 +69,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   auto grammar = std::make_shared<const Grammar>(std::move(*parsed));
   check(compiled.ok() == !GrammarMatcher(grammar).overflowed(), "compile_grammar refuses exactly an overflowing start");
+  // describe() lists the rules in order, a line each: "name ::= ...".
   const std::string listing = grammar->describe();
+  size_t line_start = 0;
   for (size_t r = 0; r < grammar->n_rules(); ++r) {
-    check(listing.find(std::string(grammar->rule_name(static_cast<uint32_t>(r))) + " ::=") != std::string::npos,
-          "describe lists every rule");
+    const std::string head = std::string(grammar->rule_name(static_cast<uint32_t>(r))) + " ::=";
+    check(listing.compare(line_start, head.size(), head) == 0, "describe lists every rule, in order");
+    const size_t end = listing.find('\n', line_start);
+    check(end != std::string::npos, "describe ends each rule with a newline");
+    line_start = end + 1;
   }
   if (!compiled) return 0;
   check_pieces(grammar, text, data[0] % (text.size() + 1));
