@@ -40,88 +40,95 @@ uint32_t least_code_point(uint8_t length) {
 
 bool is_surrogate(uint32_t cp) { return cp >= 0xD800 && cp <= 0xDFFF; }
 
-void dedupe(std::vector<std::vector<uint32_t>>& stacks) {
-  std::sort(stacks.begin(), stacks.end());
-  stacks.erase(std::unique(stacks.begin(), stacks.end()), stacks.end());
-}
-
 }  // namespace
 
 GrammarMatcher::GrammarMatcher(std::shared_ptr<const Grammar> grammar) : grammar_(std::move(grammar)) {
   size_t steps = 0;
   for (uint32_t start : grammar_->alternatives(grammar_->root())) {
-    Stack stack;
+    std::vector<uint32_t>& stack = scratch_.stack;
+    stack.clear();
     push_continuation(stack, start);
-    if (!expand(std::move(stack), state_.stacks, steps)) {
+    if (!expand(stack, state_.stacks, steps)) {
       overflowed_ = true;
       state_.stacks.clear();
       return;
     }
   }
-  dedupe(state_.stacks);
+  state_.stacks.dedupe(scratch_.dedupe);
 }
 
-void GrammarMatcher::push_continuation(Stack& stack, uint32_t offset) const {
+void GrammarMatcher::push_continuation(std::vector<uint32_t>& stack, uint32_t offset) const {
   // An alternative's end needs no entry: popping the stack returns to the rule that referred to it. Leaving it
   // out keeps right recursion (x* as rule ::= x rule) at a constant depth.
   if (grammar_->element(offset).kind != GrammarElement::Kind::End) stack.push_back(offset);
 }
 
-bool GrammarMatcher::expand(Stack stack, std::vector<Stack>& out, size_t& steps) const {
+bool GrammarMatcher::expand(std::span<const uint32_t> stack, ParseStacks& out, size_t& steps) const {
   // A work list rather than recursion: a chain of rules thousands deep must not exhaust the call stack. The grammar
   // has no left recursion (Grammar::parse refuses it), so this ends.
-  std::vector<Stack> todo{std::move(stack)};
+  ParseStacks& todo = scratch_.todo;
+  std::vector<uint32_t>& expanded = scratch_.expanded;
+  todo.clear();
+  todo.push(stack);
   while (!todo.empty()) {
     if (++steps > kMaxExpansionSteps) return false;
-    Stack top = std::move(todo.back());
-    todo.pop_back();
+    const std::span<const uint32_t> top = todo.back();
     if (top.empty() || grammar_->element(top.back()).kind == GrammarElement::Kind::Chars) {
-      out.push_back(std::move(top));
+      out.push(top);
+      todo.pop_back();
       if (out.size() > kMaxParseStacks) return false;
       continue;
     }
     const uint32_t offset = top.back();
     const std::span<const uint32_t> alternatives = grammar_->alternatives(grammar_->element(offset).rule);
-    top.pop_back();
-    push_continuation(top, offset + 1);
+    expanded.assign(top.begin(), top.end() - 1);
+    push_continuation(expanded, offset + 1);
+    todo.pop_back();
     for (size_t a = alternatives.size(); a-- > 0;) {
-      Stack next = top;
-      push_continuation(next, alternatives[a]);
-      todo.push_back(std::move(next));
+      if (grammar_->element(alternatives[a]).kind == GrammarElement::Kind::End) {
+        todo.push(expanded);
+      } else {
+        todo.push(expanded, alternatives[a]);
+      }
     }
   }
   return true;
 }
 
-bool GrammarMatcher::advance_code_point(const std::vector<Stack>& stacks, uint32_t code_point,
-                                        std::vector<Stack>& out) const {
+bool GrammarMatcher::advance_code_point(const ParseStacks& stacks, uint32_t code_point, ParseStacks& out) const {
   out.clear();
   size_t steps = 0;
-  for (const Stack& stack : stacks) {
+  std::vector<uint32_t>& next = scratch_.stack;
+  for (size_t i = 0; i < stacks.size(); ++i) {
+    const std::span<const uint32_t> stack = stacks[i];
     if (stack.empty() || !grammar_->matches(grammar_->element(stack.back()), code_point)) continue;
-    Stack next(stack.begin(), stack.end() - 1);
+    next.assign(stack.begin(), stack.end() - 1);
     push_continuation(next, stack.back() + 1);
-    if (!expand(std::move(next), out, steps)) return false;
+    if (!expand(next, out, steps)) return false;
   }
-  dedupe(out);
+  out.dedupe(scratch_.dedupe);
   return true;
 }
 
-bool GrammarMatcher::may_complete(const State& state) const {
-  if (state.partial.remaining == 0) return !state.stacks.empty();
-  const unsigned shift = 6u * state.partial.remaining;
-  const uint32_t first = std::max(state.partial.value << shift, least_code_point(state.partial.length));
-  const uint32_t last = std::min((state.partial.value << shift) | ((1u << shift) - 1u), uint32_t{0x10FFFF});
+bool GrammarMatcher::may_complete(const ParseStacks& stacks, const PartialChar& partial) const {
+  const unsigned shift = 6u * partial.remaining;
+  const uint32_t first = std::max(partial.value << shift, least_code_point(partial.length));
+  const uint32_t last = std::min((partial.value << shift) | ((1u << shift) - 1u), uint32_t{0x10FFFF});
   if (first > last) return false;
-  return std::any_of(state.stacks.begin(), state.stacks.end(), [&](const Stack& stack) {
-    return !stack.empty() && grammar_->may_match_any(grammar_->element(stack.back()), first, last);
-  });
+  for (size_t i = 0; i < stacks.size(); ++i) {
+    const std::span<const uint32_t> stack = stacks[i];
+    if (!stack.empty() && grammar_->may_match_any(grammar_->element(stack.back()), first, last)) return true;
+  }
+  return false;
 }
 
-bool GrammarMatcher::advance(State& state, std::string_view bytes) const {
+bool GrammarMatcher::run(const State& from, std::string_view bytes, const ParseStacks*& stacks,
+                         PartialChar& partial) const {
+  stacks = &from.stacks;
+  partial = from.partial;
+  size_t turn = 0;
   for (const char c : bytes) {
     const auto byte = static_cast<uint8_t>(c);
-    PartialChar& partial = state.partial;
     if (partial.remaining == 0) {
       const Lead lead = utf8_lead(byte);
       if (lead.continuation == 0xFF) return false;
@@ -133,39 +140,49 @@ bool GrammarMatcher::advance(State& state, std::string_view bytes) const {
       --partial.remaining;
     }
     if (partial.remaining > 0) {
-      if (!may_complete(state)) return false;
+      if (!may_complete(*stacks, partial)) return false;
       continue;
     }
     if (partial.value > 0x10FFFF || partial.value < least_code_point(partial.length) || is_surrogate(partial.value)) {
       return false;
     }
-    std::vector<Stack> next;
-    if (!advance_code_point(state.stacks, partial.value, next) || next.empty()) return false;
-    state.stacks = std::move(next);
+    // The two scratch sets take turns, so the step never writes the set it reads.
+    ParseStacks& next = scratch_.sets[turn++ % 2];
+    if (!advance_code_point(*stacks, partial.value, next) || next.empty()) return false;
+    stacks = &next;
     partial = {};
   }
   return true;
 }
 
 bool GrammarMatcher::allows(std::string_view bytes) const {
-  State state = state_;
-  return advance(state, bytes);
+  const ParseStacks* stacks = nullptr;
+  PartialChar partial;
+  return run(state_, bytes, stacks, partial);
 }
 
 bool GrammarMatcher::accept(std::string_view bytes) {
-  State state = state_;
-  if (!advance(state, bytes)) return false;
-  state_ = std::move(state);
+  const ParseStacks* stacks = nullptr;
+  PartialChar partial;
+  if (!run(state_, bytes, stacks, partial)) return false;
+  if (stacks != &state_.stacks) state_.stacks = *stacks;
+  state_.partial = partial;
   return true;
 }
 
 bool GrammarMatcher::can_end() const {
-  return state_.partial.remaining == 0 &&
-         std::any_of(state_.stacks.begin(), state_.stacks.end(), [](const Stack& s) { return s.empty(); });
+  if (state_.partial.remaining != 0) return false;
+  for (size_t i = 0; i < state_.stacks.size(); ++i) {
+    if (state_.stacks[i].empty()) return true;
+  }
+  return false;
 }
 
 bool GrammarMatcher::can_continue() const {
-  return std::any_of(state_.stacks.begin(), state_.stacks.end(), [](const Stack& s) { return !s.empty(); });
+  for (size_t i = 0; i < state_.stacks.size(); ++i) {
+    if (!state_.stacks[i].empty()) return true;
+  }
+  return false;
 }
 
 bool grammar_accepts(const Grammar& grammar, std::string_view text) {

@@ -10,10 +10,12 @@
 //   m.can_end();
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <vector>
 
 #include "engine/grammar/grammar.h"
+#include "engine/grammar/parse_stacks.h"
 #include "kernels/result.h"
 
 namespace infertune {
@@ -37,8 +39,6 @@ class GrammarMatcher {
   const Grammar& grammar() const { return *grammar_; }
 
  private:
-  using Stack = std::vector<uint32_t>;  // element offsets, innermost last
-
   // A UTF-8 character whose first bytes arrived and whose last have not.
   struct PartialChar {
     uint32_t value = 0;     // the bits so far
@@ -47,23 +47,35 @@ class GrammarMatcher {
   };
 
   struct State {
-    std::vector<Stack> stacks;
+    ParseStacks stacks;
     PartialChar partial;
   };
 
-  // The state after `bytes`; false when no stack survives, the bytes are not UTF-8, or a step passes the bounds.
-  bool advance(State& state, std::string_view bytes) const;
+  // Buffers every step reuses, so that steps allocate nothing once they have grown. (A matcher is used by one
+  // thread at a time: the scheduler's loop, or one command.)
+  struct Scratch {
+    ParseStacks sets[2];             // the stacks after each code point, in turn
+    ParseStacks todo;                // expand's work list
+    ParseStacks dedupe;              // ParseStacks::dedupe's other buffers
+    std::vector<uint32_t> stack;     // a stack being built
+    std::vector<uint32_t> expanded;  // expand's stack with a reference replaced
+  };
+
+  // Runs `bytes` from `from`: false when no stack survives them, they are not UTF-8, or a step passes the bounds;
+  // else the stacks after them (from's own, or a scratch set) and the partial character they end in.
+  bool run(const State& from, std::string_view bytes, const ParseStacks*& stacks, PartialChar& partial) const;
   // The stacks after one code point, into `out`; false past the bounds.
-  bool advance_code_point(const std::vector<Stack>& stacks, uint32_t code_point, std::vector<Stack>& out) const;
-  // Replaces rule references on top of `stack` by their alternatives until each top is a character set; false
-  // when that passes the bounds (`steps` counts the expansions of a code point's step).
-  bool expand(Stack stack, std::vector<Stack>& out, size_t& steps) const;
-  void push_continuation(Stack& stack, uint32_t offset) const;
-  bool may_complete(const State& state) const;
+  bool advance_code_point(const ParseStacks& stacks, uint32_t code_point, ParseStacks& out) const;
+  // Replaces rule references on top of `stack` by their alternatives until each top is a character set, into `out`;
+  // false when that passes the bounds (`steps` counts the expansions of a code point's step).
+  bool expand(std::span<const uint32_t> stack, ParseStacks& out, size_t& steps) const;
+  void push_continuation(std::vector<uint32_t>& stack, uint32_t offset) const;
+  bool may_complete(const ParseStacks& stacks, const PartialChar& partial) const;
 
   std::shared_ptr<const Grammar> grammar_;
   State state_;
   bool overflowed_ = false;
+  mutable Scratch scratch_;
 };
 
 // The bounds on one step of the matcher. Masking the vocabulary costs a step per token and byte, so the parse stacks
