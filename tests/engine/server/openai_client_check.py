@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """`infertune serve` with real clients: the `openai` Python package (streaming and not, completions and chat,
-usage, errors mapped to its exception types) and curl (server-sent events as they arrive); the server's chat
+usage, errors mapped to its exception types, structured outputs from a pydantic model) and curl (server-sent events as they arrive); the server's chat
 template families against real Jinja templates rendered by jinja2; SIGTERM during a stream drains it and
 exits 0.
 
@@ -37,6 +37,31 @@ def check(condition, what):
     print(("ok   " if condition else "FAIL ") + what)
     if not condition:
         failures.append(what)
+
+
+def structured_output_checks(client):
+    """The openai package's structured outputs: a pydantic model becomes response_format json_schema (strict), and
+    the reply parses into the model; json_object mode gives an object."""
+    from typing import Literal
+
+    import pydantic
+
+    class Pet(pydantic.BaseModel):
+        name: str = pydantic.Field(max_length=8)
+        age: int = pydantic.Field(ge=0, le=30)
+        kind: Literal["cat", "dog"]
+
+    messages = [{"role": "user", "content": "Describe a pet."}]
+    reply = client.chat.completions.parse(model="fixture", messages=messages, response_format=Pet, max_tokens=80,
+                                          temperature=0)
+    pet = reply.choices[0].message.parsed
+    print(f"     structured output: {reply.choices[0].message.content!r}")
+    check(isinstance(pet, Pet) and reply.choices[0].finish_reason == "stop",
+          "chat.completions.parse with a pydantic model: the reply parses into the model")
+    streamed = "".join(c.choices[0].delta.content or "" for c in client.chat.completions.create(
+        model="fixture", messages=messages, max_tokens=80, temperature=0, stream=True,
+        response_format={"type": "json_schema", "json_schema": {"name": "Pet", "schema": Pet.model_json_schema()}}))
+    check(Pet.model_validate_json(streamed) is not None, "a streamed reply under the same schema validates too")
 
 
 def openai_client_checks(server):
@@ -85,6 +110,8 @@ def openai_client_checks(server):
     check("".join(deltas) == chat.choices[0].message.content, "a streamed chat reply is the whole one")
     check(usage is not None and usage.completion_tokens == 8 and reasons == ["length"],
           "the stream ends with finish_reason and the usage chunk")
+
+    structured_output_checks(client)
 
     seeded = [client.completions.create(model="fixture", prompt="Hello", max_tokens=10, temperature=1.0, seed=42)
               .choices[0].text for _ in range(2)]
