@@ -29,16 +29,6 @@ void append_code_point(std::string& out, uint32_t cp, std::string_view escaped) 
   }
 }
 
-std::string join(const std::vector<std::string>& parts, std::string_view separator) {
-  std::string out;
-  for (const std::string& part : parts) {
-    if (part.empty()) continue;
-    if (!out.empty()) out += separator;
-    out += part;
-  }
-  return out;
-}
-
 // fmt rather than "(" + text + ")", which GCC 12 at -O3 warns about (a false -Wrestrict).
 std::string parenthesized(std::string_view text) { return fmt::format("({})", text); }
 
@@ -54,7 +44,7 @@ std::string counted(const std::string& item, uint64_t min, std::optional<uint64_
 std::string exactly(const std::string& item, uint64_t n) {
   if (n <= kMaxRepeat) return counted(item, n, n);
   const std::string block = parenthesized(counted(item, kBlock, kBlock));
-  return join({counted(block, n / kBlock, n / kBlock), counted(item, n % kBlock, n % kBlock)}, " ");
+  return join_nonempty({counted(block, n / kBlock, n / kBlock), counted(item, n % kBlock, n % kBlock)}, " ");
 }
 
 // Up to n copies, split so that each count has one reading: under n / kBlock whole blocks and then less than a
@@ -64,7 +54,7 @@ std::string at_most(const std::string& item, uint64_t n) {
   const std::string block = parenthesized(counted(item, kBlock, kBlock));
   const uint64_t blocks = n / kBlock;
   return fmt::format("({} {} | {})", counted(block, 0, blocks - 1), counted(item, 0, kBlock - 1),
-                     join({counted(block, blocks, blocks), counted(item, 0, n % kBlock)}, " "));
+                     join_nonempty({counted(block, blocks, blocks), counted(item, 0, n % kBlock)}, " "));
 }
 
 std::string digit_class(char first, char last) {
@@ -80,24 +70,25 @@ std::string same_length_range(std::string_view low, std::string_view high) {
   if (low.empty()) return "";
   if (low == high) return fmt::format("\"{}\"", low);
   const std::string_view low_rest = low.substr(1), high_rest = high.substr(1);
-  if (low[0] == high[0]) return join({digit_class(low[0], low[0]), same_length_range(low_rest, high_rest)}, " ");
+  if (low[0] == high[0])
+    return join_nonempty({digit_class(low[0], low[0]), same_length_range(low_rest, high_rest)}, " ");
   const bool low_from_zero = low_rest.find_first_not_of('0') == std::string_view::npos;
   const bool high_to_nine = high_rest.find_first_not_of('9') == std::string_view::npos;
   std::vector<std::string> alternatives;
   if (!low_from_zero) {
-    alternatives.push_back(
-        join({digit_class(low[0], low[0]), same_length_range(low_rest, std::string(low_rest.size(), '9'))}, " "));
+    alternatives.push_back(join_nonempty(
+        {digit_class(low[0], low[0]), same_length_range(low_rest, std::string(low_rest.size(), '9'))}, " "));
   }
   const char middle_first = static_cast<char>(low[0] + (low_from_zero ? 0 : 1));
   const char middle_last = static_cast<char>(high[0] - (high_to_nine ? 0 : 1));
   if (middle_first <= middle_last) {
-    alternatives.push_back(join({digit_class(middle_first, middle_last), any_digits(low_rest.size())}, " "));
+    alternatives.push_back(join_nonempty({digit_class(middle_first, middle_last), any_digits(low_rest.size())}, " "));
   }
   if (!high_to_nine) {
-    alternatives.push_back(
-        join({digit_class(high[0], high[0]), same_length_range(std::string(high_rest.size(), '0'), high_rest)}, " "));
+    alternatives.push_back(join_nonempty(
+        {digit_class(high[0], high[0]), same_length_range(std::string(high_rest.size(), '0'), high_rest)}, " "));
   }
-  return alternatives.size() == 1 ? alternatives[0] : parenthesized(join(alternatives, " | "));
+  return alternatives.size() == 1 ? alternatives[0] : parenthesized(join_nonempty(alternatives, " | "));
 }
 
 // The texts of [low, high] (high nullopt: unbounded) for non-negative integers, one length at a time.
@@ -107,7 +98,7 @@ std::string non_negative_range(uint64_t low, std::optional<uint64_t> high) {
   if (!high) {
     alternatives.push_back(same_length_range(low_text, std::string(low_text.size(), '9')));
     alternatives.push_back(fmt::format("[1-9] [0-9]{{{},}}", low_text.size()));
-    return join(alternatives, " | ");
+    return join_nonempty(alternatives, " | ");
   }
   const size_t high_length = std::to_string(*high).size();
   uint64_t power = 1;  // 10^(length - 1)
@@ -118,7 +109,7 @@ std::string non_negative_range(uint64_t low, std::optional<uint64_t> high) {
     const uint64_t from = std::max(low, first), to = std::min(*high, last);
     if (from <= to) alternatives.push_back(same_length_range(std::to_string(from), std::to_string(to)));
   }
-  return join(alternatives, " | ");
+  return join_nonempty(alternatives, " | ");
 }
 
 struct TrieNode {
@@ -137,7 +128,7 @@ std::string trie_expression(const std::vector<TrieNode>& nodes, size_t node) {
   }
   if (!nodes[node].terminal) alternatives.push_back(R"("\"")");
   alternatives.push_back(gbnf_class(elsewhere, true) + R"( char* "\"")");
-  return parenthesized(join(alternatives, " | "));
+  return parenthesized(join_nonempty(alternatives, " | "));
 }
 
 }  // namespace
@@ -188,7 +179,7 @@ std::string json_escaped(uint32_t code_point) {
 
 std::string gbnf_repeat(const std::string& item, uint64_t min, std::optional<uint64_t> max) {
   if (max ? *max <= kMaxRepeat : min <= kMaxRepeat) return counted(item, min, max);
-  return join({exactly(item, min), max ? at_most(item, *max - min) : item + "*"}, " ");
+  return join_nonempty({exactly(item, min), max ? at_most(item, *max - min) : item + "*"}, " ");
 }
 
 std::string gbnf_integer_range(std::optional<int64_t> low, std::optional<int64_t> high) {
@@ -202,7 +193,7 @@ std::string gbnf_integer_range(std::optional<int64_t> low, std::optional<int64_t
     const std::optional<uint64_t> most = low ? std::optional<uint64_t>(-*low) : std::nullopt;
     alternatives.push_back("\"-\" (" + non_negative_range(least, most) + ")");
   }
-  return join(alternatives, " | ");
+  return join_nonempty(alternatives, " | ");
 }
 
 Result<std::string> gbnf_key_other_than(const std::vector<std::string>& names) {
@@ -237,6 +228,16 @@ std::string gbnf_rule_name(std::string_view hint) {
     name += c;
   }
   return name.empty() ? "rule" : name;
+}
+
+std::string join_nonempty(const std::vector<std::string>& parts, std::string_view separator) {
+  std::string out;
+  for (const std::string& part : parts) {
+    if (part.empty()) continue;
+    if (!out.empty()) out += separator;
+    out += part;
+  }
+  return out;
 }
 
 }  // namespace infertune

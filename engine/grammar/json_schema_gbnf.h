@@ -47,4 +47,7 @@ Result<std::string> gbnf_key_other_than(const std::vector<std::string>& names);
 // Grammar::parse makes for groups and repetitions use ("root_1").
 std::string gbnf_rule_name(std::string_view hint);
 
+// The non-empty parts, with `separator` between them.
+std::string join_nonempty(const std::vector<std::string>& parts, std::string_view separator);
+
 }  // namespace infertune

@@ -208,7 +208,7 @@ class SchemaConverter {
       if (!text) return text;
       if (std::find(bodies.begin(), bodies.end(), *text) == bodies.end()) bodies.push_back(*text);
     }
-    return join(bodies, " | ");
+    return join_nonempty(bodies, " | ");
   }
 
   Result<std::string> enum_body(const SchemaJson& schema, const std::string& pointer) {
@@ -241,7 +241,7 @@ class SchemaConverter {
       if (std::find(literals.begin(), literals.end(), text) == literals.end()) literals.push_back(text);
     }
     use("space");
-    return literals.size() == 1 ? literals[0] + " space" : "(" + join(literals, " | ") + ") space";
+    return literals.size() == 1 ? literals[0] + " space" : "(" + join_nonempty(literals, " | ") + ") space";
   }
 
   Result<std::string> typed_body(const SchemaJson& schema, const std::string& pointer, const std::string& hint) {
@@ -256,7 +256,7 @@ class SchemaConverter {
       if (!text) return text;
       bodies.push_back(*text);
     }
-    return join(bodies, " | ");
+    return join_nonempty(bodies, " | ");
   }
 
   Result<std::string> type_body(std::string_view type, const SchemaJson& schema, const std::string& pointer,
@@ -295,9 +295,9 @@ class SchemaConverter {
       use("space");
       // Unanchored, the pattern may match anywhere in the string.
       const auto anything = [&](bool anchored) { return anchored ? "" : use("char") + "*"; };
-      return join({R"("\"")", anything(translated->anchored_start), translated->expression,
-                   anything(translated->anchored_end), R"("\"" space)"},
-                  " ");
+      return join_nonempty({R"("\"")", anything(translated->anchored_start), translated->expression,
+                            anything(translated->anchored_end), R"("\"" space)"},
+                           " ");
     }
     if (enforced) {
       if (lengths) return schema_unsupported(min->has_value() ? "minLength" : "maxLength", pointer, " with a format");
@@ -308,7 +308,7 @@ class SchemaConverter {
       return fail("json_schema: \"minLength\" is above \"maxLength\" at {}", schema_where(pointer));
     }
     use("space");
-    return join({R"("\"")", gbnf_repeat(use("char"), min->value_or(0), *max), R"("\"" space)"}, " ");
+    return join_nonempty({R"("\"")", gbnf_repeat(use("char"), min->value_or(0), *max), R"("\"" space)"}, " ");
   }
 
   Result<std::string> integer_body(const SchemaJson& schema, const std::string& pointer) {
@@ -472,7 +472,7 @@ class SchemaConverter {
     const std::string more_extra = shape.extra ? fmt::format(R"(("," space {})*)", *shape.extra) : "";
     std::string members;
     if (!shape.required.empty()) {
-      members = join(shape.required, R"( "," space )");
+      members = join_nonempty(shape.required, R"( "," space )");
       for (const std::string& kv : shape.optional) members += fmt::format(R"( ("," space {})?)", kv);
       if (shape.extra) members += " " + more_extra;
     } else {
@@ -480,15 +480,17 @@ class SchemaConverter {
       std::vector<std::string> rests(shape.optional.size() + 1);
       rests.back() = more_extra;
       for (size_t i = shape.optional.size(); i-- > 1;) {
-        const std::string rest = join({fmt::format(R"(("," space {})?)", shape.optional[i]), rests[i + 1]}, " ");
+        const std::string rest =
+            join_nonempty({fmt::format(R"(("," space {})?)", shape.optional[i]), rests[i + 1]}, " ");
         rests[i] = add_rule(sub_hint(hint, "rest"), rest);
       }
       std::vector<std::string> firsts;
-      for (size_t i = 0; i < shape.optional.size(); ++i) firsts.push_back(join({shape.optional[i], rests[i + 1]}, " "));
+      for (size_t i = 0; i < shape.optional.size(); ++i)
+        firsts.push_back(join_nonempty({shape.optional[i], rests[i + 1]}, " "));
       if (shape.extra) firsts.push_back(*shape.extra + " " + more_extra);
-      if (!firsts.empty()) members = "(" + join(firsts, " | ") + ")?";
+      if (!firsts.empty()) members = "(" + join_nonempty(firsts, " | ") + ")?";
     }
-    return join({R"("{" space)", members, R"("}" space)"}, " ");
+    return join_nonempty({R"("{" space)", members, R"("}" space)"}, " ");
   }
 
   // --- arrays
@@ -538,23 +540,25 @@ class SchemaConverter {
                              std::optional<uint64_t> most) {
     use("space");
     const std::string next = fmt::format(R"(("," space {}))", extra);
-    std::string items = join(fixed, R"( "," space )");
+    std::string items = join_nonempty(fixed, R"( "," space )");
     if (!extra.empty()) {
       const uint64_t required = least - fixed.size();
       const std::optional<uint64_t> optional = most ? std::optional<uint64_t>(*most - least) : std::nullopt;
       if (fixed.empty() && required == 0) {
         if (!optional || *optional > 0) {
           items =
-              "(" + join({extra, gbnf_repeat(next, 0, optional ? std::optional(*optional - 1) : optional)}, " ") + ")?";
+              "(" +
+              join_nonempty({extra, gbnf_repeat(next, 0, optional ? std::optional(*optional - 1) : optional)}, " ") +
+              ")?";
         }
       } else {
         const std::string first = fixed.empty() ? extra : "";
         const uint64_t after = fixed.empty() ? required - 1 : required;
-        items =
-            join({items, first, gbnf_repeat(next, after, optional ? std::optional(after + *optional) : optional)}, " ");
+        items = join_nonempty(
+            {items, first, gbnf_repeat(next, after, optional ? std::optional(after + *optional) : optional)}, " ");
       }
     }
-    return join({R"("[" space)", items, R"("]" space)"}, " ");
+    return join_nonempty({R"("[" space)", items, R"("]" space)"}, " ");
   }
 
   // --- rules and names
@@ -589,16 +593,6 @@ class SchemaConverter {
   // A rule name hint for a part of `hint`'s value; the root's parts go without the prefix.
   static std::string sub_hint(const std::string& hint, std::string_view part) {
     return hint == "root" ? std::string(part) : fmt::format("{}-{}", hint, part);
-  }
-
-  static std::string join(const std::vector<std::string>& parts, std::string_view separator) {
-    std::string out;
-    for (const std::string& part : parts) {
-      if (part.empty()) continue;
-      if (!out.empty()) out += separator;
-      out += part;
-    }
-    return out;
   }
 
   // A $ref cycle met before anything is matched would be left recursion: the matcher would never end.
