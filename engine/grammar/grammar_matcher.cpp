@@ -71,6 +71,7 @@ bool GrammarMatcher::expand(std::span<const uint32_t> stack, ParseStacks& out, s
   todo.clear();
   todo.push(stack);
   while (!todo.empty()) {
+    ++work_;
     if (++steps > kMaxExpansionSteps) return false;
     const std::span<const uint32_t> top = todo.back();
     if (top.empty() || grammar_->element(top.back()).kind == GrammarElement::Kind::Chars) {
@@ -106,6 +107,7 @@ bool GrammarMatcher::advance_code_point(const ParseStacks& stacks, uint32_t code
     push_continuation(next, stack.back() + 1);
     if (!expand(next, out, steps)) return false;
   }
+  work_ += out.size();
   out.dedupe(scratch_.dedupe);
   return true;
 }

@@ -37,6 +37,9 @@ class GrammarMatcher {
   bool overflowed() const { return overflowed_; }
 
   const Grammar& grammar() const { return *grammar_; }
+  // The work done so far: expansion steps and stacks sorted, summed over every step (allows() included); for
+  // callers that bound a batch of checks (TokenGrammar::mask).
+  size_t work() const { return work_; }
 
  private:
   // A UTF-8 character whose first bytes arrived and whose last have not.
@@ -76,6 +79,7 @@ class GrammarMatcher {
   State state_;
   bool overflowed_ = false;
   mutable Scratch scratch_;
+  mutable size_t work_ = 0;
 };
 
 // The bounds on one step of the matcher. Masking the vocabulary costs a step per token and byte, so the parse stacks

@@ -72,6 +72,27 @@ TEST(TokenGrammar, MaskRefusesExactlyWhatAllowsRefuses) {
   }
 }
 
+// A grammar that keeps many parse paths open makes every check dear; past its work bound a mask refuses the tokens
+// it has not checked, rather than stall the serving loop.
+TEST(TokenGrammar, AMaskStopsCheckingPastItsWorkBound) {
+  const auto grammar = grammar_of("root ::= item*\nitem ::= [a-b] | [a-c] | [a-d] | [a-e] | [a-f] | [a-g]\n");
+  const auto vocabulary = small_vocabulary();
+  std::vector<float> unbounded(10, 1.0f), bounded(10, 1.0f);
+  TokenGrammar(grammar, vocabulary).mask(unbounded);
+  TokenGrammar(grammar, vocabulary, 1).mask(bounded);
+  EXPECT_TRUE(std::isfinite(unbounded[3]));   // "ab"
+  EXPECT_FALSE(std::isfinite(unbounded[8]));  // "x"
+  size_t allowed_unbounded = 0, allowed_bounded = 0;
+  for (size_t t = 0; t < 10; ++t) {
+    allowed_unbounded += std::isfinite(unbounded[t]);
+    allowed_bounded += std::isfinite(bounded[t]);
+    if (std::isfinite(bounded[t])) {
+      EXPECT_TRUE(std::isfinite(unbounded[t])) << t;  // never more than the grammar allows
+    }
+  }
+  EXPECT_LT(allowed_bounded, allowed_unbounded);
+}
+
 class ConstrainedGeneration : public ::testing::Test {
  protected:
   void SetUp() override {
