@@ -60,8 +60,7 @@ Result<std::optional<FlaggedGrammar>> gbnf_from_flags(const GrammarFlags& flags)
   if (!flags.json_schema.empty()) {
     auto gbnf = schema_gbnf(flags.json_schema, "--json-schema");
     if (!gbnf) return gbnf.error();
-    return std::optional<FlaggedGrammar>(
-        FlaggedGrammar{.flag = "--json-schema", .gbnf = std::move(*gbnf), .from_schema = true});
+    return std::optional<FlaggedGrammar>(FlaggedGrammar{.flag = "--json-schema", .gbnf = std::move(*gbnf)});
   }
   const bool schema = flags.grammar_file.empty();
   const std::string& path = schema ? flags.json_schema_file : flags.grammar_file;
@@ -71,7 +70,7 @@ Result<std::optional<FlaggedGrammar>> gbnf_from_flags(const GrammarFlags& flags)
   if (!schema) return std::optional<FlaggedGrammar>(FlaggedGrammar{.flag = flag, .gbnf = std::move(*text)});
   auto gbnf = schema_gbnf(*text, flag);
   if (!gbnf) return gbnf.error();
-  return std::optional<FlaggedGrammar>(FlaggedGrammar{.flag = flag, .gbnf = std::move(*gbnf), .from_schema = true});
+  return std::optional<FlaggedGrammar>(FlaggedGrammar{.flag = flag, .gbnf = std::move(*gbnf)});
 }
 
 Result<std::shared_ptr<const Grammar>> grammar_from_flags(const GrammarFlags& flags) {

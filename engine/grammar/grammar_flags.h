@@ -31,7 +31,6 @@ std::vector<FlagAlias> grammar_flag_aliases();
 struct FlaggedGrammar {
   std::string flag;  // "--grammar", "--json-schema-file cat.json", ...
   std::string gbnf;
-  bool from_schema = false;
 };
 // nullopt for none. Errors as grammar_from_flags's, but for the grammar's own.
 Result<std::optional<FlaggedGrammar>> gbnf_from_flags(const GrammarFlags& flags);
