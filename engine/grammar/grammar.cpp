@@ -6,9 +6,10 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <span>
 
 #include "engine/grammar/gbnf_syntax.h"
-#include "engine/tokenizer/utf8.h"
+#include "engine/grammar/gbnf_text.h"
 
 namespace infertune {
 
@@ -291,21 +292,6 @@ bool Grammar::may_match_any(const GrammarElement& chars, uint32_t first, uint32_
   return chars.negated;
 }
 
-namespace {
-
-void append_class_char(std::string& out, uint32_t cp) {
-  if (cp == '\\' || cp == ']' || cp == '[' || cp == '-' || cp == '^' || cp == '"') {
-    out += '\\';
-    out += static_cast<char>(cp);
-  } else if (cp < 0x20 || cp == 0x7F) {
-    out += fmt::format("\\x{:02X}", cp);
-  } else {
-    append_utf8(out, static_cast<char32_t>(cp));
-  }
-}
-
-}  // namespace
-
 std::string Grammar::describe() const {
   std::string out;
   for (uint32_t r = 0; r < n_rules(); ++r) {
@@ -319,16 +305,8 @@ std::string Grammar::describe() const {
           out += names_[element.rule];
           continue;
         }
-        out += element.negated ? "[^" : "[";
-        for (uint32_t i = 0; i < element.n_ranges; ++i) {
-          const CodePointRange& range = ranges_[element.first_range + i];
-          append_class_char(out, range.first);
-          if (range.last != range.first) {
-            out += '-';
-            append_class_char(out, range.last);
-          }
-        }
-        out += ']';
+        out += gbnf_class(std::span<const CodePointRange>(ranges_).subspan(element.first_range, element.n_ranges),
+                          element.negated);
       }
     }
     out += '\n';

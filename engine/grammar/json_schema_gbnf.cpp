@@ -16,19 +16,6 @@ constexpr uint64_t kBlock = 1000;
 // Longer keys would nest a group per character in gbnf_key_other_than's text.
 constexpr size_t kMaxKeyLength = 256;
 
-void append_code_point(std::string& out, uint32_t cp, std::string_view escaped) {
-  if (cp >= 0x20 && cp < 0x7F) {
-    if (escaped.find(static_cast<char>(cp)) != std::string_view::npos) out += '\\';
-    out += static_cast<char>(cp);
-  } else if (cp < 0x80) {
-    out += fmt::format("\\x{:02X}", cp);
-  } else if (cp <= 0xFFFF) {
-    out += fmt::format("\\u{:04X}", cp);
-  } else {
-    out += fmt::format("\\U{:08X}", cp);
-  }
-}
-
 // fmt rather than "(" + text + ")", which GCC 12 at -O3 warns about (a false -Wrestrict).
 std::string parenthesized(std::string_view text) { return fmt::format("({})", text); }
 
@@ -121,7 +108,7 @@ struct TrieNode {
 // or a character no name has here and then anything.
 std::string trie_expression(const std::vector<TrieNode>& nodes, size_t node) {
   std::vector<std::string> alternatives;
-  std::vector<CharRange> elsewhere{{0x00, 0x1F}, {'"', '"'}, {'\\', '\\'}};
+  std::vector<CodePointRange> elsewhere{{0x00, 0x1F}, {'"', '"'}, {'\\', '\\'}};
   for (const auto& [cp, next] : nodes[node].children) {
     alternatives.push_back(gbnf_literal(json_escaped(cp)) + " " + trie_expression(nodes, next));
     elsewhere.push_back({cp, cp});
@@ -132,29 +119,6 @@ std::string trie_expression(const std::vector<TrieNode>& nodes, size_t node) {
 }
 
 }  // namespace
-
-std::vector<uint32_t> code_points(std::string_view utf8) {
-  std::vector<uint32_t> out;
-  for (size_t pos = 0; pos < utf8.size();) out.push_back(static_cast<uint32_t>(next_code_point(utf8, pos)));
-  return out;
-}
-
-std::string gbnf_literal(std::string_view utf8) {
-  std::string out = "\"";
-  for (uint32_t cp : code_points(utf8)) append_code_point(out, cp, "\"\\");
-  return out + "\"";
-}
-
-std::string gbnf_class(const std::vector<CharRange>& ranges, bool negated) {
-  std::string out = negated ? "[^" : "[";
-  for (const CharRange& range : ranges) {
-    append_code_point(out, range.first, "\\]-^[\"");
-    if (range.last == range.first) continue;
-    out += '-';
-    append_code_point(out, range.last, "\\]-^[\"");
-  }
-  return out + "]";
-}
 
 std::string json_escaped(uint32_t code_point) {
   switch (code_point) {

@@ -1,6 +1,6 @@
 #pragma once
-// Pieces of GBNF text that the JSON Schema converter (json_schema_grammar.h) writes: literals and character
-// classes with their escapes, repetitions within the parser's bound on counts, integer ranges as digit
+// Pieces of GBNF text that the JSON Schema converter (json_schema_grammar.h) writes, beyond literals and classes
+// (gbnf_text.h): repetitions within the parser's bound on counts, integer ranges as digit
 // patterns, keys other than a set of names, rule names.
 #include <cstdint>
 #include <optional>
@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/grammar/gbnf_text.h"
 #include "kernels/result.h"
 
 namespace infertune {
@@ -15,18 +16,6 @@ namespace infertune {
 // Lengths and counts in a schema above this are refused: the grammar would hold that many copies of a rule.
 inline constexpr uint64_t kMaxCount = 1'000'000;
 
-struct CharRange {
-  uint32_t first = 0;
-  uint32_t last = 0;  // inclusive
-};
-
-// The code points of UTF-8 text (U+FFFD for bytes that are not UTF-8).
-std::vector<uint32_t> code_points(std::string_view utf8);
-
-// "text" with GBNF's escapes: printable ASCII as is, the rest as \xHH, \uHHHH or \UHHHHHHHH.
-std::string gbnf_literal(std::string_view utf8);
-// [ranges] or [^ranges].
-std::string gbnf_class(const std::vector<CharRange>& ranges, bool negated);
 // One character as a JSON string writes it (nlohmann's dump): \" \\ \b \f \n \r \t, \u00XX for other control
 // characters, else the character's UTF-8.
 std::string json_escaped(uint32_t code_point);

@@ -12,7 +12,7 @@
 namespace infertune {
 namespace {
 
-using Ranges = std::vector<CharRange>;
+using Ranges = std::vector<CodePointRange>;
 
 constexpr uint32_t kMaxCodePoint = 0x10FFFF;
 constexpr int kMaxNesting = 32;
@@ -32,9 +32,10 @@ struct CharSet {
 };
 
 Ranges normalized(Ranges ranges) {
-  std::sort(ranges.begin(), ranges.end(), [](const CharRange& a, const CharRange& b) { return a.first < b.first; });
+  std::sort(ranges.begin(), ranges.end(),
+            [](const CodePointRange& a, const CodePointRange& b) { return a.first < b.first; });
   Ranges out;
-  for (const CharRange& range : ranges) {
+  for (const CodePointRange& range : ranges) {
     if (!out.empty() && range.first <= out.back().last + 1) {
       out.back().last = std::max(out.back().last, range.last);
     } else {
@@ -47,7 +48,7 @@ Ranges normalized(Ranges ranges) {
 Ranges complement(const Ranges& ranges) {
   Ranges out;
   uint32_t next = 0;
-  for (const CharRange& range : normalized(ranges)) {
+  for (const CodePointRange& range : normalized(ranges)) {
     if (range.first > next) out.push_back({next, range.first - 1});
     next = range.last + 1;
   }
@@ -61,7 +62,8 @@ Ranges joined(Ranges a, const Ranges& b) {
 }
 
 bool contains(const Ranges& ranges, uint32_t cp) {
-  return std::any_of(ranges.begin(), ranges.end(), [&](const CharRange& r) { return r.first <= cp && cp <= r.last; });
+  return std::any_of(ranges.begin(), ranges.end(),
+                     [&](const CodePointRange& r) { return r.first <= cp && cp <= r.last; });
 }
 
 // One character of the set as JSON text: unescaped where JSON allows, else its short escape. A negated set

@@ -3,7 +3,8 @@
 # grammar, json_schema or response_format (output_constraint.cpp, with the grammar parser, matcher and JSON Schema
 # converter); the rest of the server (routes, serving loop, tokenizer) is left out.
 infertune_fuzz_library(fuzz_grammar
-  SOURCES engine/grammar/gbnf_syntax.cpp engine/grammar/grammar.cpp engine/grammar/grammar_matcher.cpp
+  SOURCES engine/grammar/gbnf_syntax.cpp engine/grammar/gbnf_text.cpp engine/grammar/grammar.cpp
+          engine/grammar/grammar_matcher.cpp
           engine/grammar/json_schema_gbnf.cpp engine/grammar/json_schema_grammar.cpp
           engine/grammar/json_schema_keywords.cpp engine/grammar/json_schema_pattern.cpp engine/tokenizer/utf8.cpp
   LIBS fmt::fmt nlohmann_json::nlohmann_json)
