@@ -7,13 +7,12 @@
 //     or that it stops short of a whole sentence; exit 0 when accepted, 1 otherwise.
 #include <fmt/format.h>
 
-#include <fstream>
 #include <iostream>
 #include <iterator>
 #include <memory>
-#include <sstream>
 #include <string>
 
+#include "engine/cli/flag_file.h"
 #include "engine/engine_commands.h"
 #include "engine/grammar/grammar_flags.h"
 #include "engine/grammar/grammar_matcher.h"
@@ -35,11 +34,9 @@ Result<std::optional<std::string>> text_to_check(const GrammarCommandFlags& flag
   if (flags.check_file.empty()) return std::optional<std::string>();
   if (flags.check_file == "-")
     return std::optional<std::string>(std::string(std::istreambuf_iterator<char>(std::cin), {}));
-  std::ifstream in(flags.check_file, std::ios::binary);
-  if (!in) return fail("--check-file {}: cannot read the file", flags.check_file);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return std::optional<std::string>(text.str());
+  auto text = read_flag_file("--check-file", flags.check_file);
+  if (!text) return text.error();
+  return std::optional<std::string>(std::move(*text));
 }
 
 // The text's verdict, with the place where it leaves the grammar.

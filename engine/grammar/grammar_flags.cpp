@@ -3,24 +3,14 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <fstream>
-#include <sstream>
 #include <vector>
 
+#include "engine/cli/flag_file.h"
 #include "engine/grammar/grammar_matcher.h"
 #include "engine/grammar/json_schema_grammar.h"
 
 namespace infertune {
 namespace {
-
-Result<std::string> read_text_file(const std::string& path, std::string_view flag) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail("{} {}: cannot read the file", flag, path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return fail("{} {}: reading the file failed", flag, path);
-  return text.str();
-}
 
 Result<std::string> schema_gbnf(const std::string& text, std::string_view flag) {
   // Ordered: the grammar writes an object's keys in the order the schema lists its properties.
@@ -65,7 +55,7 @@ Result<std::optional<FlaggedGrammar>> gbnf_from_flags(const GrammarFlags& flags)
   const bool schema = flags.grammar_file.empty();
   const std::string& path = schema ? flags.json_schema_file : flags.grammar_file;
   const std::string flag = fmt::format("{} {}", schema ? "--json-schema-file" : "--grammar-file", path);
-  auto text = read_text_file(path, schema ? "--json-schema-file" : "--grammar-file");
+  auto text = read_flag_file(schema ? "--json-schema-file" : "--grammar-file", path);
   if (!text) return text.error();
   if (!schema) return std::optional<FlaggedGrammar>(FlaggedGrammar{.flag = flag, .gbnf = std::move(*text)});
   auto gbnf = schema_gbnf(*text, flag);
