@@ -86,11 +86,6 @@ Result<std::vector<int32_t>> prompt_ids(const RunFlags& flags, const std::option
   return ids;
 }
 
-bool is_end(const std::optional<Tokenizer>& tokenizer, const ModelConfig& config, int32_t token) {
-  if (tokenizer) return tokenizer->is_end_of_generation(token);
-  return config.tokens.eos && static_cast<uint32_t>(token) == *config.tokens.eos;
-}
-
 // The tokens that end generation: the tokenizer's end-of-generation set, or the file's eos without a tokenizer.
 std::vector<int32_t> end_tokens(const std::optional<Tokenizer>& tokenizer, const ModelConfig& config) {
   if (tokenizer) return tokenizer->vocab().end_of_generation_ids();
@@ -108,7 +103,7 @@ Result<std::vector<int32_t>> generate(const RunFlags& flags, Context& ctx, const
   while (flags.n_predict < 0 || generated.size() < static_cast<size_t>(flags.n_predict)) {
     auto token = picker.pick(sampler, logits, {.grammar = grammar});
     if (!token) return token.error();
-    if (is_end(tokenizer, ctx.model().config(), *token)) break;
+    if (picker.is_end_token(*token)) break;
     generated.push_back(*token);
     if (stream_text) {
       fmt::print("{}", tokenizer->token_to_piece(*token));

@@ -1,5 +1,6 @@
 #include "engine/sampling/constrained_sampling.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace infertune {
@@ -26,6 +27,10 @@ Result<int32_t> ConstrainedSampling::pick(SamplerChain& chain, std::span<const f
   chain.accept(token);
   if (grammar) grammar->accept(token);
   return token;
+}
+
+bool ConstrainedSampling::is_end_token(int32_t token) const {
+  return std::find(end_tokens_.begin(), end_tokens_.end(), token) != end_tokens_.end();
 }
 
 }  // namespace infertune

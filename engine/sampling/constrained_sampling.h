@@ -26,7 +26,8 @@ class ConstrainedSampling {
   // end) gives the first end token, which ends the sequence. Errors when nothing can be chosen at all.
   Result<int32_t> pick(SamplerChain& chain, std::span<const float> row, const SamplingConstraints& constraints);
 
-  const std::vector<int32_t>& end_tokens() const { return end_tokens_; }
+  // Whether `token` is one of the end tokens (a sampled one ends the sequence).
+  bool is_end_token(int32_t token) const;
 
  private:
   std::vector<int32_t> end_tokens_;

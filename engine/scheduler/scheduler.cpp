@@ -58,10 +58,7 @@ Result<RequestId> Scheduler::submit(GenerationRequest request) {
   return *id;
 }
 
-bool Scheduler::is_end_token(int32_t token) const {
-  const std::vector<int32_t>& end = sampling_.end_tokens();
-  return std::find(end.begin(), end.end(), token) != end.end();
-}
+bool Scheduler::is_end_token(int32_t token) const { return sampling_.is_end_token(token); }
 
 Result<bool> Scheduler::cancel(RequestId id) {
   const SchedulerPlan::Cancelled cancelled = plan_.cancel(id);
