@@ -10,9 +10,10 @@ void add_quantize_command(Subcommands& commands);    // engine/quantize/quantize
 void add_perplexity_command(Subcommands& commands);  // engine/quality/perplexity_command.cpp
 void add_imatrix_command(Subcommands& commands);     // engine/quality/imatrix_command.cpp
 void add_tokenize_command(Subcommands& commands);
-void add_grammar_command(Subcommands& commands);  // engine/grammar/grammar_command.cpp
+void add_embedding_command(Subcommands& commands);  // engine/embedding/embedding_command.cpp
+void add_grammar_command(Subcommands& commands);    // engine/grammar/grammar_command.cpp
 void add_run_command(Subcommands& commands);
-void add_serve_command(Subcommands& commands);  // engine/server/serve_command.cpp
+void add_serve_command(Subcommands& commands);     // engine/server/serve_command.cpp
 void add_settings_command(Subcommands& commands);  // engine/settings/settings_command.cpp
 
 inline void register_engine_commands(Subcommands& commands) {
@@ -22,6 +23,7 @@ inline void register_engine_commands(Subcommands& commands) {
   add_perplexity_command(commands);
   add_imatrix_command(commands);
   add_tokenize_command(commands);
+  add_embedding_command(commands);
   add_grammar_command(commands);
   add_run_command(commands);
   add_serve_command(commands);

@@ -68,7 +68,10 @@ struct ForwardBatch {
   std::span<const int32_t> tokens;        // [n_tokens] ids, already checked to be < n_vocab
   const KvUbatch& kv;                     // positions, cache cells and what each token attends to
   std::span<const uint32_t> output_rows;  // tokens whose logits are wanted, ascending (empty: none)
-  std::span<float> logits;                // [output_rows.size()][n_vocab]
+  std::span<float> logits;                // [output_rows.size()][n_vocab], or [..][n_embd] with `embeddings`
+  // The output rows get the final-normed hidden state (the output projection's input: what llama.cpp calls
+  // the embeddings) instead of logits; the output projection is skipped.
+  bool embeddings = false;
 };
 
 // Evaluates the batch: writes K/V of its tokens into their cells (each token attending to the keys its

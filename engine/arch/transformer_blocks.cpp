@@ -396,12 +396,13 @@ Status output_logits(const ForwardPass& pass, const ForwardBatch& batch) {
   const size_t n_out = batch.output_rows.size();
   if (n_out == 0) return {};
   // Only the rows whose logits are wanted go through the (large) output projection: row i of xn is the
-  // normed x of token output_rows[i].
-  const auto xn = rows(pass.scratch.xn, n_out, c.n_embd);
+  // normed x of token output_rows[i]. Embeddings are those rows themselves.
+  const auto xn = batch.embeddings ? batch.logits.first(n_out * c.n_embd) : rows(pass.scratch.xn, n_out, c.n_embd);
   for (size_t i = 0; i < n_out; ++i) {
     const std::span<const float> x(pass.scratch.x.data() + batch.output_rows[i] * c.n_embd, c.n_embd);
     rms_norm_rows(x, w.output_norm, c.rms_eps, xn.subspan(i * c.n_embd, c.n_embd));
   }
+  if (batch.embeddings) return {};
   const auto logits = batch.logits.first(n_out * c.n_vocab);
   if (Status st = linear(pass.threads, w.output, xn, n_out, logits, pass.scratch.xq); !st) return st;
   if (c.final_logit_softcap != 0) {
@@ -417,6 +418,8 @@ uint32_t cpu_layer_count(const ForwardPass& pass) {
 
 Status finish_forward(const ForwardPass& pass, const ForwardBatch& batch, std::span<float> x) {
   if (pass.offload) {
+    // A Context that keeps embeddings never offloads the output layer (Context::create).
+    if (batch.embeddings && pass.offload->runs_output()) return fail("embeddings with the output layer on the GPU");
     if (Status st = pass.offload->forward(pass, batch, x); !st) return st;
     if (pass.offload->runs_output()) return {};
   }

@@ -108,7 +108,7 @@ Status geglu_ffn(const ParallelFor& threads, const LayerWeights& layer, const Mo
                  ForwardScratch& scratch, size_t n_tokens);
 
 // The final norm and output projection of the rows batch.output_rows names, from scratch.x, and the soft cap
-// of the logits when the model has one.
+// of the logits when the model has one; with batch.embeddings the normed rows alone.
 Status output_logits(const ForwardPass& pass, const ForwardBatch& batch);
 
 // The layers the CPU runs: all of them, or those before pass.offload's first.

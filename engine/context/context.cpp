@@ -27,8 +27,8 @@ Result<Context> Context::create(const Model& model, const ContextParams& params)
   if (!rope) return rope.error();
   ContextParams p = params;
   if (p.n_ctx == 0) p.n_ctx = kDefaultContext;
-  if (p.n_batch == 0) p.n_batch = 2048;
-  if (p.n_ubatch == 0) p.n_ubatch = 512;
+  if (p.n_batch == 0) p.n_batch = kDefaultBatch;
+  if (p.n_ubatch == 0) p.n_ubatch = kDefaultUbatch;
   p.n_ubatch = std::min(p.n_ubatch, p.n_batch);
   if (p.n_seq_max == 0) p.n_seq_max = 1;
   if (p.n_threads == 0) p.n_threads = 1;
@@ -38,6 +38,18 @@ Result<Context> Context::create(const Model& model, const ContextParams& params)
   kv.n_seq_max = p.n_seq_max;
   kv.rope = *rope;
   kv.layer_rope = layer_ropes(c, *rope);
+  kv.causal = c.causal_attention;
+  if (!c.causal_attention) {
+    // Bidirectional attention sees later tokens, which only a whole input in one ubatch has: embeddings only.
+    if (!p.embeddings) {
+      return fail(
+          "{}: {}.attention.causal = false: a bidirectional model computes embeddings, not logits "
+          "(infertune embedding, serve --embeddings)",
+          model.file().source_name(), model_arch_name(c.arch));
+    }
+    if (c.sliding_window != 0) return fail("bidirectional attention with a sliding window is not supported");
+    p.n_batch = p.n_ubatch;  // a batch is one ubatch, so that a sequence in it is whole there
+  }
   auto cache = KvCache::create(kv);
   if (!cache) return cache.error();
   std::unique_ptr<ThreadPool> own_pool;
@@ -52,6 +64,10 @@ Result<Context> Context::create(const Model& model, const ContextParams& params)
   ctx.scratch_.attention.resize(ctx.pool_->size());
   if (p.n_gpu_layers == kGpuLayersAuto) {
     return fail("-ngl auto: resolve it to a layer count first (make_context does, from the GPU's free memory)");
+  }
+  // Embeddings are the output layer's input: it stays on the CPU, where the final norm is (finish_forward).
+  if (p.embeddings && (p.n_gpu_layers < 0 || p.n_gpu_layers > static_cast<int>(c.n_layers))) {
+    p.n_gpu_layers = static_cast<int>(c.n_layers);
   }
   if (p.n_gpu_layers != 0 || !p.gpu_shares.empty()) {
     const GpuOffloadParams gpu_params{.n_gpu_layers = p.n_gpu_layers,
@@ -100,6 +116,19 @@ Status Context::check_batch(const Batch& batch) const {
       }
     }
   }
+  if (!cache_.causal()) {
+    // A token sees the later ones only in its own ubatch: a sequence comes whole, in one batch.
+    for (size_t i = 0; i < batch.size(); ++i) {
+      for (SeqId seq : batch.seq_ids(i)) {
+        if (cache_.seq_pos_max(seq) >= 0) {
+          return fail(
+              "decode: sequence {} (batch index {}) has cached tokens: a bidirectional model "
+              "(attention.causal = false) takes a sequence whole in one batch",
+              seq, i);
+        }
+      }
+    }
+  }
   return check_positions_unused(batch, cache_.cells());
 }
 
@@ -131,7 +160,7 @@ Status Context::decode(const Batch& batch) {
 
 Status Context::evaluate(const Batch& batch) {
   const size_t n = batch.size();
-  const size_t n_vocab = model_->config().n_vocab;
+  const size_t width = output_width();
   seqs_.resize(n);
   output_of_.resize(n);
   std::vector<uint32_t> outputs;  // batch indices that want logits
@@ -142,9 +171,9 @@ Status Context::evaluate(const Batch& batch) {
     if (batch.wants_logits(i)) outputs.push_back(static_cast<uint32_t>(i));
   }
   try {
-    logits_.resize(outputs.size() * n_vocab);
+    outputs_.resize(outputs.size() * width);
   } catch (const std::bad_alloc&) {
-    return fail("decode: cannot allocate logits for {} tokens", outputs.size());
+    return fail("decode: cannot allocate the outputs of {} tokens", outputs.size());
   }
   const size_t piece_max = std::min<size_t>(n, params_.n_ubatch);
   if (Status s = scratch_.reserve(model_->config(), piece_max); !s) return s;
@@ -166,7 +195,8 @@ Status Context::evaluate(const Batch& batch) {
     const ParallelFor threads = threads_for(len);
     const ForwardPass pass{*model_, cache_, threads, scratch_, rope_, gpu_.get(), layer_rope_};
     const ForwardBatch piece{batch.tokens().subspan(start, len), ubatch_, rows,
-                             std::span<float>(logits_).subspan(out_begin * n_vocab, rows.size() * n_vocab)};
+                             std::span<float>(outputs_).subspan(out_begin * width, rows.size() * width),
+                             params_.embeddings};
     const OpTimer step_timer(ProfiledOp::step);
     if (Status s = forward_(pass, piece); !s) return s;
     out_begin += rows.size();
@@ -174,12 +204,24 @@ Status Context::evaluate(const Batch& batch) {
   return {};
 }
 
-Result<std::span<const float>> Context::logits_ith(size_t i) const {
+size_t Context::output_width() const { return params_.embeddings ? model_->config().n_embd : model_->config().n_vocab; }
+
+Result<std::span<const float>> Context::output_row(size_t i, const char* what) const {
   if (i >= output_of_.size() || output_of_[i] < 0) {
-    return fail("logits of batch index {}: the last batch did not ask for them", i);
+    return fail("{} of batch index {}: the last batch did not ask for them", what, i);
   }
-  const size_t n_vocab = model_->config().n_vocab;
-  return std::span<const float>(logits_).subspan(static_cast<size_t>(output_of_[i]) * n_vocab, n_vocab);
+  const size_t width = output_width();
+  return std::span<const float>(outputs_).subspan(static_cast<size_t>(output_of_[i]) * width, width);
+}
+
+Result<std::span<const float>> Context::logits_ith(size_t i) const {
+  if (params_.embeddings) return fail("logits of batch index {}: this context keeps embeddings (--embeddings)", i);
+  return output_row(i, "logits");
+}
+
+Result<std::span<const float>> Context::embeddings_ith(size_t i) const {
+  if (!params_.embeddings) return fail("embeddings of batch index {}: this context keeps logits", i);
+  return output_row(i, "embeddings");
 }
 
 Result<std::span<const float>> Context::decode(std::span<const int32_t> tokens, Logits which) {
@@ -195,13 +237,14 @@ Result<std::span<const float>> Context::decode(std::span<const int32_t> tokens, 
                 tokens.size(), n_ctx());
   }
   const bool all = which == Logits::All;
+  const size_t width = output_width();
   const auto first_pos = static_cast<int32_t>(n_past());
   const size_t n_pieces = (tokens.size() + params_.n_batch - 1) / params_.n_batch;
   if (n_pieces > 1 && all) {
     try {
-      joined_.resize(tokens.size() * n_vocab);
+      joined_.resize(tokens.size() * width);
     } catch (const std::bad_alloc&) {
-      return fail("decode: cannot allocate logits for {} tokens", tokens.size());
+      return fail("decode: cannot allocate the outputs of {} tokens", tokens.size());
     }
   }
   for (size_t start = 0; start < tokens.size(); start += params_.n_batch) {
@@ -219,10 +262,10 @@ Result<std::span<const float>> Context::decode(std::span<const int32_t> tokens, 
       (void)cache_.seq_rm(0, first_pos, -1);  // the pieces already evaluated
       return s.error();
     }
-    if (n_pieces > 1 && all) std::copy(logits_.begin(), logits_.end(), joined_.begin() + start * n_vocab);
+    if (n_pieces > 1 && all) std::copy(outputs_.begin(), outputs_.end(), joined_.begin() + start * width);
   }
   if (n_pieces > 1 && all) return std::span<const float>(joined_);
-  return std::span<const float>(logits_);
+  return std::span<const float>(outputs_);
 }
 
 }  // namespace infertune

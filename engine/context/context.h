@@ -39,16 +39,19 @@ namespace infertune {
 // The context length when ContextParams::n_ctx is 0, as llama.cpp's tools default to, also beyond the length the
 // model was trained on (make_context then warns), so that the same command works in both.
 inline constexpr uint32_t kDefaultContext = 4096;
+// -b and -ub when ContextParams leaves them 0, as llama.cpp's defaults.
+inline constexpr uint32_t kDefaultBatch = 2048;
+inline constexpr uint32_t kDefaultUbatch = 512;
 
 struct ContextParams {
-  uint32_t n_ctx = 0;               // -c: KV cells, shared by all sequences; 0: kDefaultContext
-  unsigned n_threads = 1;           // -t: threads for one-token steps (matmuls and attention); 0: 1
-  unsigned n_threads_batch = 0;     // -tb: threads for steps of more tokens; 0: n_threads
-  uint32_t n_batch = 2048;          // -b: the most tokens one decode(Batch) takes (logical batch); 0: 2048
-  uint32_t n_ubatch = 512;          // -ub: a batch is evaluated in pieces of at most this many (<= n_batch); 0: 512
-  uint32_t n_seq_max = 1;           // -np: sequence ids are 0 .. n_seq_max - 1 (at most kMaxSequences); 0: 1
-  GgmlType type_k = GgmlType::F32;  // -ctk: f32, f16, bf16, q8_0, q4_0
-  GgmlType type_v = GgmlType::F32;  // -ctv
+  uint32_t n_ctx = 0;                  // -c: KV cells, shared by all sequences; 0: kDefaultContext
+  unsigned n_threads = 1;              // -t: threads for one-token steps (matmuls and attention); 0: 1
+  unsigned n_threads_batch = 0;        // -tb: threads for steps of more tokens; 0: n_threads
+  uint32_t n_batch = kDefaultBatch;    // -b: the most tokens one decode(Batch) takes (logical batch); 0: 2048
+  uint32_t n_ubatch = kDefaultUbatch;  // -ub: a batch is evaluated in pieces of at most this many (<= n_batch); 0: 512
+  uint32_t n_seq_max = 1;              // -np: sequence ids are 0 .. n_seq_max - 1 (at most kMaxSequences); 0: 1
+  GgmlType type_k = GgmlType::F32;     // -ctk: f32, f16, bf16, q8_0, q4_0
+  GgmlType type_v = GgmlType::F32;     // -ctv
   FlashAttention flash_attn = FlashAttention::Auto;  // -fa on|off|auto (flash_attention.h)
   // The pool to run on (placed by the caller, e.g. per the placement flags); it must outlive the Context
   // and the thread counts are capped at its size. Null: the Context starts its own, unplaced, of
@@ -70,6 +73,9 @@ struct ContextParams {
   // worker's, shared by its contexts: gpu_weight_cache.h); it must outlive the Context. Null: the Context
   // uploads its own.
   GpuWeightCache* gpu_weights = nullptr;
+  // --embeddings: decode keeps, for each token that asks for output, the final-normed hidden state [n_embd]
+  // (embeddings()) instead of logits, and skips the output projection; the output layer stays on the CPU.
+  bool embeddings = false;
 };
 
 enum class Logits { Last, All };
@@ -94,14 +100,19 @@ class Context {
   DecodeFailure last_failure() const { return last_failure_; }
   // The logits of the last decode: [n_outputs][n_vocab], one row per token that wanted them, in batch
   // order; valid until the next decode.
-  std::span<const float> logits() const { return logits_; }
+  std::span<const float> logits() const { return params_.embeddings ? std::span<const float>() : outputs_; }
   // The logits of batch token i [n_vocab]; errors when token i did not want logits.
   Result<std::span<const float>> logits_ith(size_t i) const;
+  // With ContextParams::embeddings, the outputs of the last decode are embeddings: [n_outputs][n_embd] in
+  // batch order (logits() is then empty), and embeddings_ith(i) is batch token i's [n_embd].
+  std::span<const float> embeddings() const { return params_.embeddings ? outputs_ : std::span<const float>(); }
+  Result<std::span<const float>> embeddings_ith(size_t i) const;
 
   // Sequence 0 convenience: evaluates `tokens` at positions n_past() .. n_past() + size - 1 (in pieces of
   // n_batch() when longer). Returns the logits of every token ([size][n_vocab], Logits::All) or of the
   // last ([1][n_vocab]), valid until the next call. Errors, leaving the cache unchanged, on an empty batch,
-  // a token id outside the vocabulary, or more tokens than free cells ("context full").
+  // a token id outside the vocabulary, or more tokens than free cells ("context full"). With embeddings the
+  // rows are embeddings ([..][n_embd]).
   Result<std::span<const float>> decode(std::span<const int32_t> tokens, Logits which = Logits::Last);
   // ctx.decode({1, 2, 3}): the same (a braced list would otherwise be ambiguous with a Batch).
   Result<std::span<const float>> decode(std::initializer_list<int32_t> tokens, Logits which = Logits::Last) {
@@ -148,6 +159,9 @@ class Context {
   Status evaluate(const Batch& batch);
   // -t for a piece of one token, -tb for more (llama.cpp's rule).
   ParallelFor threads_for(size_t n_tokens) const;
+  // The length of an output row: n_vocab, or n_embd with embeddings.
+  size_t output_width() const;
+  Result<std::span<const float>> output_row(size_t i, const char* what) const;
 
   const Model* model_;
   ContextParams params_;
@@ -160,10 +174,11 @@ class Context {
   bool flash_;
   ForwardScratch scratch_;
   std::unique_ptr<GpuOffload> gpu_;  // the offloaded layers, their weights, K/V and activations
-  std::vector<float> logits_;        // [n_outputs][n_vocab] of the last decode
-  std::vector<int32_t> output_of_;   // [batch size] row of logits_ for each token of the last batch, or -1
-  std::vector<SeqSet> seqs_;         // [batch size] the batch's sequence ids as sets
-  std::vector<uint32_t> placed_;     // cells taken by the decode in progress (released if it fails)
+  // The last decode's rows of output: [n_outputs][output_width()], logits or (params_.embeddings) embeddings.
+  std::vector<float> outputs_;
+  std::vector<int32_t> output_of_;  // [batch size] row of outputs_ for each token of the last batch, or -1
+  std::vector<SeqSet> seqs_;        // [batch size] the batch's sequence ids as sets
+  std::vector<uint32_t> placed_;    // cells taken by the decode in progress (released if it fails)
   KvUbatch ubatch_;
   Batch sequence_batch_;       // the convenience decode's batch (kept: no allocation per token)
   std::vector<float> joined_;  // the convenience decode's logits when it takes several batches

@@ -18,6 +18,7 @@ Result<KvCache> KvCache::create(const KvCacheParams& params) {
   cache.n_seq_max_ = params.n_seq_max;
   cache.rope_ = params.rope;
   cache.layer_rope_ = params.layer_rope;
+  cache.causal_ = params.causal;
   return cache;
 }
 
@@ -46,8 +47,8 @@ Status KvCache::place(std::span<const int32_t> positions, std::span<const SeqSet
     }
     KvAttentionGroup& g = out.groups[group_of[seq]];
     g.rows.push_back(static_cast<uint32_t>(i));
-    // Causal: every key at a position up to the token's own (its own cell included).
-    const auto end = std::upper_bound(g.key_pos.begin(), g.key_pos.end(), positions[i]);
+    // Causal: every key at a position up to the token's own (its own cell included); else every key.
+    const auto end = causal_ ? std::upper_bound(g.key_pos.begin(), g.key_pos.end(), positions[i]) : g.key_pos.end();
     g.n_keys.push_back(static_cast<uint32_t>(end - g.key_pos.begin()));
   }
   return {};

@@ -45,6 +45,9 @@ struct KvCacheParams {
   uint32_t n_seq_max = 1;              // sequence ids are 0 .. n_seq_max - 1 (-np)
   RopeParams rope;                     // how keys were rotated: a position shift re-rotates them
   std::vector<RopeParams> layer_rope;  // [n_layers] when layers differ (gemma3's sliding ones), else empty
+  // false: a token attends to every cell of its sequence, later positions too (the bidirectional attention of an
+  // embedding model, {arch}.attention.causal = false); the caller puts a whole sequence in one ubatch.
+  bool causal = true;
 };
 
 class KvCache {
@@ -56,6 +59,7 @@ class KvCache {
   const KvCells& cells() const { return cells_; }
   uint32_t n_cells() const { return cells_.size(); }
   uint32_t n_seq_max() const { return n_seq_max_; }
+  bool causal() const { return causal_; }
 
   // Memory accounting: the whole allocation, what one cached token costs (K and V of every layer), and
   // what the used cells hold.
@@ -93,6 +97,7 @@ class KvCache {
   KvStorage storage_;
   KvCells cells_;
   uint32_t n_seq_max_ = 1;
+  bool causal_ = true;
   RopeParams rope_;
   std::vector<RopeParams> layer_rope_;
   std::string shifts_blocked_;  // non-empty: why seq_add cannot shift positions

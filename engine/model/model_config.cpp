@@ -116,6 +116,19 @@ Status read_rope(const GgufFile& file, const KeyReader& keys, ModelConfig& c) {
   return {};
 }
 
+// What embedding models add: the pooling of their token states, and whether attention is causal.
+Status read_embedding_keys(const GgufFile& file, const KeyReader& keys, ModelConfig& c) {
+  auto pooling = keys.u32_or("pooling_type", 0);
+  if (!pooling) return pooling.error();
+  c.pooling_type = *pooling;
+  if (keys.has("attention.causal")) {
+    auto causal = file.get_bool(keys.key("attention.causal"));
+    if (!causal) return causal.error();
+    c.causal_attention = *causal;
+  }
+  return {};
+}
+
 Status read_gemma3(const KeyReader& keys, ModelConfig& c) {
   auto window = keys.u32_or("attention.sliding_window", 0);
   if (!window) return window.error();
@@ -138,6 +151,7 @@ Status read_hparams(const GgufFile& file, ModelConfig& c) {
   }
   if (Status s = read_attention(keys, c); !s) return s;
   if (Status s = read_rope(file, keys, c); !s) return s;
+  if (Status s = read_embedding_keys(file, keys, c); !s) return s;
   if (c.arch == ModelArch::Gemma3) return read_gemma3(keys, c);
   return {};
 }
@@ -372,6 +386,9 @@ Status validate_hparams(const ModelConfig& c) {
   }
   if (!(c.rope_scaling_attn_factor > 0) || !std::isfinite(c.rope_scaling_attn_factor)) {
     return fail("{}rope.scaling.attn_factor = {}: must be positive and finite", p, c.rope_scaling_attn_factor);
+  }
+  if (c.pooling_type > 4) {
+    return fail("{}pooling_type = {}: not a pooling type (0 none, 1 mean, 2 cls, 3 last, 4 rank)", p, c.pooling_type);
   }
   return {};
 }

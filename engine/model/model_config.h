@@ -71,7 +71,11 @@ struct ModelConfig {
   float attention_scale = 0;           // q.k scale, 0: 1 / sqrt(head_dim)
   float final_logit_softcap = 0;       // {arch}.final_logit_softcapping: logits = cap * tanh(logits / cap), 0: none
   bool tied_output = false;            // no output.weight: the output projection reuses token_embd.weight
-  bool has_rope_freqs = false;         // rope_freqs.weight present (llama-3 style frequency factors)
+  // {arch}.pooling_type, in llama.cpp's numbering (0 none, 1 mean, 2 cls, 3 last, 4 rank): how an embedding
+  // model pools its token states into one vector (engine/embedding/pooling.h); absent: 0.
+  uint32_t pooling_type = 0;
+  bool causal_attention = true;  // {arch}.attention.causal; false: bidirectional (embedding models; Context checks)
+  bool has_rope_freqs = false;   // rope_freqs.weight present (llama-3 style frequency factors)
   SpecialTokens tokens;
   std::optional<uint32_t> file_type;  // general.file_type (llama.cpp's LLAMA_FTYPE numbering)
 

@@ -96,48 +96,13 @@ Status parse_logprobs(const json& body, Endpoint endpoint, std::optional<uint32_
   return {};
 }
 
-// One prompt: a string or an array of token ids; `name` is how errors call it ("prompt", "prompt[2]").
-Result<CompletionPrompt> parse_one_prompt(const json& prompt, const std::string& name, const RequestLimits& limits) {
-  CompletionPrompt p;
-  if (prompt.is_string()) {
-    p.text = prompt.get<std::string>();
-    if (p.text.empty()) return fail("{} must not be empty", name);
-    return p;
-  }
-  if (!prompt.is_array() || prompt.empty()) return fail("{} must be a string or an array of token ids", name);
-  for (size_t i = 0; i < prompt.size(); ++i) {
-    const json& t = prompt[i];
-    if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= limits.n_vocab) {
-      return fail("{}[{}] must be a token id in [0, {}), got {}", name, i, limits.n_vocab, shown(t));
-    }
-    p.tokens.push_back(static_cast<int32_t>(t.get<int64_t>()));
-  }
-  return p;
-}
-
 // A string, an array of token ids, or an array of those (several prompts).
 Status parse_prompt(const json& body, const RequestLimits& limits, CompletionRequest& r) {
   const auto it = body.find("prompt");
   if (it == body.end() || it->is_null()) return fail("prompt is required");
-  const json& prompt = *it;  // not copied: a copy recurses once per level of nesting
-  const bool several = prompt.is_array() && !prompt.empty() && (prompt[0].is_string() || prompt[0].is_array());
-  if (!several) {
-    auto one = parse_one_prompt(prompt, "prompt", limits);
-    if (!one) return one.error();
-    r.prompts.push_back(std::move(*one));
-    return {};
-  }
-  if (prompt.size() > kMaxPrompts)
-    return fail("prompt: at most {} prompts per request, got {}", kMaxPrompts, prompt.size());
-  for (size_t i = 0; i < prompt.size(); ++i) {
-    const std::string name = fmt::format("prompt[{}]", i);
-    if (!prompt[i].is_string() && !prompt[i].is_array()) {
-      return fail("{} must be a string or an array of token ids, as prompt[0] is", name);
-    }
-    auto one = parse_one_prompt(prompt[i], name, limits);
-    if (!one) return one.error();
-    r.prompts.push_back(std::move(*one));
-  }
+  auto prompts = parse_prompts(*it, "prompt", limits, kMaxPrompts);
+  if (!prompts) return prompts.error();
+  r.prompts = std::move(*prompts);
   return {};
 }
 
@@ -174,6 +139,54 @@ Status parse_messages(const json& body, CompletionRequest& r) {
 }
 
 }  // namespace
+
+namespace {
+
+// One prompt: a string or an array of token ids; `name` is how errors call it ("prompt", "prompt[2]").
+Result<CompletionPrompt> parse_one_prompt(const json& prompt, const std::string& name, const RequestLimits& limits) {
+  CompletionPrompt p;
+  if (prompt.is_string()) {
+    p.text = prompt.get<std::string>();
+    if (p.text.empty()) return fail("{} must not be empty", name);
+    return p;
+  }
+  if (!prompt.is_array() || prompt.empty()) return fail("{} must be a string or an array of token ids", name);
+  for (size_t i = 0; i < prompt.size(); ++i) {
+    const json& t = prompt[i];
+    if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= limits.n_vocab) {
+      return fail("{}[{}] must be a token id in [0, {}), got {}", name, i, limits.n_vocab, shown(t));
+    }
+    p.tokens.push_back(static_cast<int32_t>(t.get<int64_t>()));
+  }
+  return p;
+}
+
+}  // namespace
+
+Result<std::vector<CompletionPrompt>> parse_prompts(const json& value, std::string_view field,
+                                                    const RequestLimits& limits, size_t max_prompts) {
+  const bool several = value.is_array() && !value.empty() && (value[0].is_string() || value[0].is_array());
+  std::vector<CompletionPrompt> out;
+  if (!several) {
+    auto one = parse_one_prompt(value, std::string(field), limits);
+    if (!one) return one.error();
+    out.push_back(std::move(*one));
+    return out;
+  }
+  if (value.size() > max_prompts) {
+    return fail("{}: at most {} prompts per request, got {}", field, max_prompts, value.size());
+  }
+  for (size_t i = 0; i < value.size(); ++i) {
+    const std::string name = fmt::format("{}[{}]", field, i);
+    if (!value[i].is_string() && !value[i].is_array()) {
+      return fail("{} must be a string or an array of token ids, as {}[0] is", name, field);
+    }
+    auto one = parse_one_prompt(value[i], name, limits);
+    if (!one) return one.error();
+    out.push_back(std::move(*one));
+  }
+  return out;
+}
 
 Result<CompletionRequest> parse_completion_request(const json& body, Endpoint endpoint, const RequestLimits& limits,
                                                    std::string_view raw_body) {

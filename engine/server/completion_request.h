@@ -65,6 +65,11 @@ struct CompletionRequest {
   std::shared_ptr<const Grammar> grammar{};
 };
 
+// A "prompt" (or an embedding request's "input"): a string, an array of token ids, or an array of up to
+// `max_prompts` of those. Errors name `field` ("input[2] must not be empty").
+Result<std::vector<CompletionPrompt>> parse_prompts(const nlohmann::json& value, std::string_view field,
+                                                    const RequestLimits& limits, size_t max_prompts);
+
 // `raw_body`: the text `body` was parsed from, which keeps a JSON schema's property order (output_constraint.h).
 Result<CompletionRequest> parse_completion_request(const nlohmann::json& body, Endpoint endpoint,
                                                    const RequestLimits& limits, std::string_view raw_body = {});

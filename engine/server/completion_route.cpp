@@ -34,15 +34,11 @@ Result<std::string> render_chat(const ServedModel& served, std::span<const ChatM
   return served.chat_template->render(messages, add_generation_prompt, {.bos = bos, .eos = eos});
 }
 
-namespace {
-
 Result<std::vector<int32_t>> tokens_of_text(const ServedModel& served, const std::string& text, std::string_view name) {
   std::vector<int32_t> ids = served.tokenizer->encode(text, true, true);
   if (ids.empty()) return fail("{}: the text encodes to no tokens", name);
   return ids;
 }
-
-}  // namespace
 
 Result<std::vector<std::vector<int32_t>>> prompt_tokens(const ServedModel& served, const CompletionRequest& request) {
   if (request.endpoint == Endpoint::chat) {
@@ -66,8 +62,8 @@ Result<std::vector<std::vector<int32_t>>> prompt_tokens(const ServedModel& serve
   return out;
 }
 
-std::string prompt_name(size_t n_prompts, size_t i) {
-  return n_prompts == 1 ? std::string("prompt") : fmt::format("prompt[{}]", i);
+std::string prompt_name(size_t n_prompts, size_t i, std::string_view field) {
+  return n_prompts == 1 ? std::string(field) : fmt::format("{}[{}]", field, i);
 }
 
 namespace {
@@ -409,6 +405,7 @@ Progress progress_for(const CompletionRoute& route, const CompletionRequest& req
 void answer_completion(const CompletionRoute& route, Endpoint endpoint, const httplib::Request& req,
                        httplib::Response& res) {
   const ServedModel& served = *route.served;
+  if (!served.completions_refused.empty()) return send_error(res, 501, served.completions_refused);
   auto request = parse_body(served, endpoint, req);
   if (!request) return send_error(res, 400, request.error().message);
   auto prompts = prompt_tokens(served, *request);

@@ -30,8 +30,13 @@ void answer_completion(const CompletionRoute& route, Endpoint endpoint, const ht
 // messages rendered with the chat template and tokenized so. Errors are the client's (400).
 Result<std::vector<std::vector<int32_t>>> prompt_tokens(const ServedModel& served, const CompletionRequest& request);
 
-// How errors name prompt i of n: "prompt", or "prompt[2]" when there are several.
-std::string prompt_name(size_t n_prompts, size_t i);
+// A prompt's text as the server tokenizes it (BOS and special tokens, as llama-server); an error naming `name`
+// when it encodes to no tokens.
+Result<std::vector<int32_t>> tokens_of_text(const ServedModel& served, const std::string& text, std::string_view name);
+
+// How errors name prompt i of n: "prompt", or "prompt[2]" when there are several (`field`: an embedding request's
+// "input" or "content").
+std::string prompt_name(size_t n_prompts, size_t i, std::string_view field = "prompt");
 
 // The messages in the model's chat template, with its BOS/EOS texts where the family writes them.
 Result<std::string> render_chat(const ServedModel& served, std::span<const ChatMessage> messages,

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "engine/server/completion_route.h"
+#include "engine/server/embedding_route.h"
 #include "engine/server/json_fields.h"
 #include "engine/server/openai_format.h"
 
@@ -118,8 +119,9 @@ void send_json(httplib::Response& res, const json& body) { res.set_content(seria
 
 std::string route_label(const std::string& path) {
   if (path == "/completion" || path == "/completions") return "/completion";  // llama.cpp's own, not /v1's
-  for (const char* known : {"/health", "/v1/models", "/v1/completions", "/v1/chat/completions", "/tokenize",
-                            "/detokenize", "/apply-template", "/metrics", "/slots", "/props"}) {
+  if (path == "/embedding" || path == "/embeddings") return "/embeddings";    // llama.cpp's own, not /v1's
+  for (const char* known : {"/health", "/v1/models", "/v1/completions", "/v1/chat/completions", "/v1/embeddings",
+                            "/tokenize", "/detokenize", "/apply-template", "/metrics", "/slots", "/props"}) {
     const std::string_view k(known);
     if (path == k || (k.starts_with("/v1/") && path == k.substr(3))) return std::string(k);
   }
@@ -198,6 +200,14 @@ void HttpServer::add_routes() {
         std::pair{"/completions", Endpoint::native}}) {
     server_->Post(path, [&impl, &options, endpoint](const httplib::Request& req, httplib::Response& res) {
       answer_completion({&impl.served, &options, &impl.next_id, impl.track_reply()}, endpoint, req, res);
+    });
+  }
+
+  for (const auto& [path, format] :
+       {std::pair{"/v1/embeddings", EmbeddingFormat::openai}, std::pair{"/embeddings", EmbeddingFormat::native},
+        std::pair{"/embedding", EmbeddingFormat::native}}) {
+    server_->Post(path, [&impl, &options, format](const httplib::Request& req, httplib::Response& res) {
+      answer_embeddings(impl.served, options, format, impl.track_reply(), req, res);
     });
   }
 

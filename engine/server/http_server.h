@@ -7,6 +7,8 @@
 //   POST /v1/chat/completions      messages rendered with the model's chat template (chat_template.h)
 //   POST /completion               llama.cpp's own completion API (native_format.h); /completions too, as in
 //                                  llama-server
+//   POST /v1/embeddings            with --embeddings: a vector per input (embedding_route.h); /embeddings and
+//                                  /embedding answer in llama-server's own shape
 //   POST /tokenize, /detokenize    {"content": ...} <-> {"tokens": [...]}
 //   POST /apply-template           {"messages": [...]} -> {"prompt": ...}: the text a chat request runs
 //   GET  /metrics                  Prometheus text (with --metrics)
@@ -65,7 +67,8 @@ struct ServedModel {
   std::optional<ChatTemplate> chat_template;  // absent: chat requests get 400 with the reason
   std::string chat_template_error;            // why there is none
   RequestLimits limits;
-  ServerProps props;  // what GET /props says beyond the limits
+  ServerProps props;                // what GET /props says beyond the limits
+  std::string completions_refused;  // why completions and chat get 501 (a bidirectional model); empty: served
 };
 
 class HttpServer {

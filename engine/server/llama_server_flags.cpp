@@ -4,7 +4,6 @@ namespace infertune {
 namespace {
 
 constexpr std::string_view kByFamily = "the chat template is rendered by its family (see --chat-template)";
-constexpr std::string_view kServeAnswers = "serve answers completions and chat";
 constexpr std::string_view kDownloads = "downloads from Hugging Face";
 constexpr std::string_view kGiveTheFile = "give a downloaded file with -m";
 constexpr std::string_view kFitting = "fitting to device memory";
@@ -31,9 +30,8 @@ const ForeignFlagTable& llama_server_flags() {
       refused_switch("--no-kv-unified", {"-no-kvu"}, "a cache of its own per slot"),
       refused_switch("--context-shift", {}, "shifting the context when a generation outgrows it"),
       refused_switch("--webui", {}, "a web UI"),
-      refused_switch("--embedding", {"--embeddings"}, "embeddings", kServeAnswers),
-      refused_value_flag("--pooling", {}, "embeddings", kServeAnswers),
-      refused_switch("--rerank", {"--reranking"}, "reranking", kServeAnswers),
+      refused_switch("--rerank", {"--reranking"}, "reranking",
+                     "the llama, qwen2 and gemma3 architectures have no reranker head"),
       refused_switch("--special", {"-sp"}, "special tokens in the replies' text"),
       refused_switch("--props", {}, "changing properties by POST /props", "GET /props is always served"),
       refused_value_flag("--lora", {}, "LoRA adapters"),

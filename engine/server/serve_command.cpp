@@ -19,6 +19,8 @@
 #include <vector>
 
 #include "engine/cli/flag_ranges.h"
+#include "engine/embedding/embedder.h"
+#include "engine/embedding/pooling.h"
 #include "engine/engine_commands.h"
 #include "engine/grammar/grammar_flags.h"
 #include "engine/grammar/grammar_vocabulary.h"
@@ -61,6 +63,8 @@ struct ServeFlags {
   EngineSettings settings;
   SamplingParams sampling;
   GrammarFlags grammar;  // the constraint of requests that bring none
+  bool embeddings = false;
+  std::string pooling;  // empty: the model's
   ForeignFlagText llama_server;
 };
 
@@ -150,9 +154,9 @@ std::string token_text(const Vocab& vocab, std::optional<int32_t> id) {
 
 // What GET /props says of the model beyond the request limits (the template source is set by choose_chat_template;
 // the alias and the endpoints come from the server's HttpOptions).
-void describe_for_props(const ServeFlags& flags, const Context& ctx, const Tokenizer& tokenizer, ServedModel& served) {
+void describe_for_props(const ServeFlags& flags, uint32_t n_slots, const Tokenizer& tokenizer, ServedModel& served) {
   ServerProps& props = served.props;
-  props.total_slots = ctx.n_seq_max();
+  props.total_slots = n_slots;
   props.model_path = flags.model;
   props.chat_template_family = served.chat_template ? std::string(served.chat_template->name()) : "";
   props.bos_token = token_text(tokenizer.vocab(), tokenizer.vocab().special().bos);
@@ -175,8 +179,36 @@ struct Running {
   std::unique_ptr<Model> model;
   std::unique_ptr<Tokenizer> tokenizer;
   PlacedContext placed;
+  std::unique_ptr<Context> embedding_context;  // --embeddings: on the same model and threads
   std::unique_ptr<ServingLoop> loop;
+  uint32_t n_slots = 0;  // the scheduler's (-np)
 };
+
+Result<Pooling> serve_pooling(const ServeFlags& flags, const Model& model) {
+  return flags.pooling.empty() ? model_pooling(model.config()) : parse_pooling(flags.pooling);
+}
+
+// --embeddings: a second context on the model and the serving context's threads, which keeps embeddings. Its
+// cells bound an input's length: -b of them (an input is one logical batch, as llama-server's must fit one), and
+// as many sequences as short inputs can share a batch. It runs on the CPU: a GPU copy of the weights of its own
+// would double their device memory.
+ContextParams embedding_context_params(ContextParams p) {
+  if (p.n_batch == 0) p.n_batch = kDefaultBatch;
+  p.embeddings = true;
+  p.n_ctx = p.n_batch;
+  p.n_seq_max = std::min<uint32_t>(kMaxSequences, p.n_batch);
+  return p;
+}
+
+Result<std::unique_ptr<Context>> embedding_context(const Model& model, const Context& serving) {
+  ContextParams p = embedding_context_params(serving.params());
+  p.n_gpu_layers = 0;
+  p.gpu_shares.clear();
+  p.gpu_weights = nullptr;
+  auto ctx = Context::create(model, p);
+  if (!ctx) return fail("--embeddings: {}", ctx.error().message);
+  return std::make_unique<Context>(std::move(*ctx));
+}
 
 Result<Running> load(const ServeFlags& flags, ServerMetrics& metrics, ServedModel& served) {
   auto grammar = grammar_from_flags(flags.grammar);  // before the load: a bad grammar fails fast
@@ -190,16 +222,43 @@ Result<Running> load(const ServeFlags& flags, ServerMetrics& metrics, ServedMode
   auto tokenizer = Tokenizer::from_gguf(r.model->file());
   if (!tokenizer) return fail("the server needs the model's tokenizer: {}", tokenizer.error().message);
   r.tokenizer = std::make_unique<Tokenizer>(std::move(*tokenizer));
-  auto placed = make_context(*r.model, flags.settings);
+  // A bidirectional model (attention.causal = false) gives embeddings only: its one context keeps embeddings, the
+  // scheduler over it never runs (completions are refused), and the embedding work uses it.
+  const bool bidirectional = !r.model->config().causal_attention;
+  if (bidirectional && !flags.embeddings) {
+    return fail(
+        "{}: the model's attention is bidirectional ({}.attention.causal = false): it computes embeddings, "
+        "not text; start the server with --embeddings",
+        flags.model, model_arch_name(r.model->config().arch));
+  }
+  EngineSettings settings = flags.settings;
+  if (bidirectional) settings.context = embedding_context_params(settings.context);
+  auto placed = make_context(*r.model, settings);
   if (!placed) return placed.error();
   for (const std::string& w : placed->warnings) log_line(flags, "warning: {}", w);
   r.placed = std::move(*placed);
   Context& ctx = *r.placed.context;
-  SchedulerParams params{.n_parallel = ctx.n_seq_max(), .prefill_chunk = flags.prefill_chunk, .stop_at_eos = true};
+  const uint32_t n_parallel = std::min(ctx.n_seq_max(), std::max<uint32_t>(1, flags.settings.context.n_seq_max));
+  SchedulerParams params{.n_parallel = n_parallel, .prefill_chunk = flags.prefill_chunk, .stop_at_eos = true};
   params.end_tokens = r.tokenizer->vocab().end_of_generation_ids();  // eos, eot, <|im_end|>, ...
   params.grammar_vocabulary =
       std::make_shared<const GrammarVocabulary>(GrammarVocabulary::from_tokenizer(*r.tokenizer));
   r.loop = std::make_unique<ServingLoop>(ctx, std::move(params), loop_limits(flags), metrics);
+  if (flags.embeddings) {
+    auto pooling = serve_pooling(flags, *r.model);
+    if (!pooling) return pooling.error();
+    if (!bidirectional) {
+      auto embedding = embedding_context(*r.model, ctx);
+      if (!embedding) return embedding.error();
+      r.embedding_context = std::move(*embedding);
+    }
+    Context& embedding_ctx = bidirectional ? ctx : *r.embedding_context;
+    r.loop->enable_embeddings(embedding_ctx, *pooling);
+    log_line(flags, "embeddings: /v1/embeddings and /embeddings, pooling {}, inputs of up to {} tokens{}{}",
+             pooling_name(*pooling), Embedder::max_input_tokens(embedding_ctx),
+             embedding_ctx.gpu() || !ctx.gpu() ? "" : ", on the CPU",
+             bidirectional ? " (a bidirectional model: embeddings only)" : "");
+  }
   if (Status s = r.loop->start(); !s) return s.error();
   served.model = r.model.get();
   served.tokenizer = r.tokenizer.get();
@@ -210,8 +269,13 @@ Result<Running> load(const ServeFlags& flags, ServerMetrics& metrics, ServedMode
                    .max_tokens = flags.n_predict < 0 ? std::nullopt
                                                      : std::optional<uint32_t>(static_cast<uint32_t>(flags.n_predict))};
   served.limits.grammar = *grammar;
+  if (bidirectional) {
+    served.completions_refused =
+        "the model's attention is bidirectional (attention.causal = false): this server computes embeddings only";
+  }
   choose_chat_template(flags, *r.model, served);
-  describe_for_props(flags, ctx, *r.tokenizer, served);
+  describe_for_props(flags, n_parallel, *r.tokenizer, served);
+  r.n_slots = n_parallel;
   return r;
 }
 
@@ -262,12 +326,13 @@ int serve(ServeFlags& flags) {
     signals.join();
     return report_error(kCommand, running.error().message);
   }
-  if (!served.chat_template) log_line(flags, "warning: chat requests will be refused: {}", served.chat_template_error);
+  if (!served.chat_template && served.completions_refused.empty()) {
+    log_line(flags, "warning: chat requests will be refused: {}", served.chat_template_error);
+  }
   loop_for_signal = running->loop.get();
   http.set_ready(served);
-  log_line(flags, "ready: {} ({} slots, {} context cells, chat template: {})", flags.model,
-           running->placed.context->n_seq_max(), served.limits.n_ctx,
-           served.chat_template ? std::string(served.chat_template->name()) : "none");
+  log_line(flags, "ready: {} ({} slots, {} context cells, chat template: {})", flags.model, running->n_slots,
+           served.limits.n_ctx, served.chat_template ? std::string(served.chat_template->name()) : "none");
   listener.join();
   running->loop->stop();
   if (signals.joinable()) signals.join();
@@ -324,6 +389,15 @@ void add_serve_command(Subcommands& commands) {
       ->check(CLI::ExistingFile)
       ->excludes("--chat-template");
   app->add_flag("--mlock", flags->mlock, "Lock the model's memory in RAM");
+  app->add_flag("--embedding,--embeddings", flags->embeddings,
+                "Also serve embeddings: POST /v1/embeddings, /embeddings (each input at most -b tokens)");
+  app->add_option("--pooling", flags->pooling,
+                  "How --embeddings pools a sequence's token states: none, mean, cls or last (default: the "
+                  "model's pooling_type, none when it has none)")
+      ->check([](const std::string& name) {
+        auto p = parse_pooling(name);
+        return p ? std::string() : p.error().message;
+      });
   add_sampling_flags(*app, flags->sampling);
   add_grammar_flags(*app, flags->grammar);
   add_setting_flags(*app, Command::serve, flags->settings);

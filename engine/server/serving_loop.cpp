@@ -116,6 +116,20 @@ ServingLoop::Submitted ServingLoop::submit(ServeJob job) {
   return {channel, Refusal::none};
 }
 
+void ServingLoop::enable_embeddings(Context& ctx, Pooling pooling) { embeddings_.emplace(ctx, pooling); }
+
+ServingLoop::SubmittedEmbedding ServingLoop::submit_embeddings(EmbedJob job) {
+  auto ticket = std::make_shared<EmbeddingTicket>();
+  {
+    const std::lock_guard lock(mutex_);
+    if (draining_ || stopping_ || !embeddings_) return {nullptr, Refusal::draining};
+    if (incoming_embeddings_.size() + embeddings_held_ >= limits_.max_waiting) return {nullptr, Refusal::queue_full};
+    incoming_embeddings_.emplace_back(std::move(job), ticket);
+  }
+  wake_.notify_all();
+  return {ticket, Refusal::none};
+}
+
 void ServingLoop::cancel(const std::shared_ptr<RequestChannel>& channel) {
   if (!channel) return;
   {
@@ -132,7 +146,7 @@ void ServingLoop::drain() {
 
 bool ServingLoop::wait_idle(Clock::time_point deadline) {
   std::unique_lock lock(mutex_);
-  return idle_.wait_until(lock, deadline, [&] { return incoming_.empty() && !busy_; });
+  return idle_.wait_until(lock, deadline, [&] { return !has_work(); });
 }
 
 void ServingLoop::stop() {
@@ -151,27 +165,42 @@ void ServingLoop::stop() {
   for (auto& [job, channel] : left) channel->finish(FinishReason::cancelled);
   for (auto& [id, channel] : active_) channel->finish(FinishReason::cancelled);
   active_.clear();
+  std::vector<std::pair<EmbedJob, std::shared_ptr<EmbeddingTicket>>> left_embeddings;
+  {
+    const std::lock_guard lock(mutex_);
+    left_embeddings = std::exchange(incoming_embeddings_, {});
+  }
+  for (auto& [job, ticket] : left_embeddings) ticket->finish(fail("the server is stopping"));
+  if (embeddings_) embeddings_->fail_all("the server is stopping");
 }
+
+bool ServingLoop::has_work() const { return !incoming_.empty() || !incoming_embeddings_.empty() || busy_; }
 
 void ServingLoop::run() {
   std::unique_lock lock(mutex_);
   for (;;) {
-    wake_.wait(lock, [&] { return stopping_ || !incoming_.empty() || !cancels_.empty() || busy_; });
+    wake_.wait(lock, [&] { return stopping_ || !cancels_.empty() || has_work(); });
     if (!busy_ && !incoming_.empty()) gather_arrivals(lock);
     if (stopping_) return;
     auto jobs = std::exchange(incoming_, {});
     auto cancels = std::exchange(cancels_, {});
-    busy_ = busy_ || !jobs.empty();  // taken jobs are not idle time, though no longer incoming
+    auto embedding_jobs = std::exchange(incoming_embeddings_, {});
+    embeddings_held_ += embedding_jobs.size();
+    // taken jobs are not idle time, though no longer incoming
+    busy_ = busy_ || !jobs.empty() || !embedding_jobs.empty();
     lock.unlock();
     admit(jobs);
+    for (auto& [job, ticket] : embedding_jobs) embeddings_->add(std::move(job), std::move(ticket));
     apply_cancels(cancels);
     step();
+    if (embeddings_) embeddings_->step();
     publish_gauges();
     lock.lock();
     in_scheduler_ = active_.size();
     waiting_ = scheduler_ ? scheduler_->plan().n_waiting() : 0;
-    busy_ = !active_.empty();
-    if (incoming_.empty() && !busy_) idle_.notify_all();
+    embeddings_held_ = embeddings_ ? embeddings_->size() : 0;
+    busy_ = !active_.empty() || embeddings_held_ > 0;
+    if (!has_work()) idle_.notify_all();
   }
 }
 

@@ -23,6 +23,7 @@
 
 #include "engine/context/context.h"
 #include "engine/scheduler/scheduler.h"
+#include "engine/server/embedding_work.h"
 #include "engine/server/server_metrics.h"
 #include "kernels/result.h"
 
@@ -105,7 +106,7 @@ struct ServeJob {
 };
 
 struct LoopLimits {
-  uint32_t max_waiting = 16;  // jobs queued for a slot beyond which submit refuses (503)
+  uint32_t max_waiting = 16;  // jobs queued for a slot (or embedding requests held) beyond which submit refuses (503)
   // When a job wakes the idle loop, it waits until no other job has come for this long (at most 5 times it) before
   // the first step: jobs sent together (clients that all got their last token in one step) then have their prompts
   // read in one step, instead of the first one's alone and the others' in a second step that stalls its tokens.
@@ -137,6 +138,17 @@ class ServingLoop {
     Refusal refusal = Refusal::none;
   };
   Submitted submit(ServeJob job);
+
+  // Embedding requests (serve --embeddings): run on `ctx` (a context that keeps embeddings, sharing the model
+  // and the pool) by the loop's thread between its steps. Call before start().
+  void enable_embeddings(Context& ctx, Pooling pooling);
+  // The embedding work, or null when embeddings are off (its pooling() and max_input_tokens() are constant).
+  const EmbeddingWork* embeddings() const { return embeddings_ ? &*embeddings_ : nullptr; }
+  struct SubmittedEmbedding {
+    std::shared_ptr<EmbeddingTicket> ticket;  // null when refused
+    Refusal refusal = Refusal::none;
+  };
+  SubmittedEmbedding submit_embeddings(EmbedJob job);
   // Drops the job (waiting or running); its channel finishes with FinishReason::cancelled unless it finished.
   void cancel(const std::shared_ptr<RequestChannel>& channel);
 
@@ -159,6 +171,7 @@ class ServingLoop {
   // The slot that runs request `id` and what the plan says of it there; nullopt when none does.
   std::optional<std::pair<uint32_t, SchedulerPlan::Progress>> running_slot(RequestId id) const;
   void step();
+  bool has_work() const;  // with mutex_ held
   void fail_all(const std::string& message);
   void publish_gauges();
   void publish_counters();
@@ -186,8 +199,11 @@ class ServingLoop {
   std::condition_variable idle_;
   std::vector<std::pair<ServeJob, std::shared_ptr<RequestChannel>>> incoming_;
   std::vector<std::shared_ptr<RequestChannel>> cancels_;
-  size_t in_scheduler_ = 0;  // jobs the scheduler holds (queued or running), as of the last step
-  size_t waiting_ = 0;       // of those, queued for a slot
+  std::vector<std::pair<EmbedJob, std::shared_ptr<EmbeddingTicket>>> incoming_embeddings_;
+  std::optional<EmbeddingWork> embeddings_;  // its requests: the loop thread's only
+  size_t embeddings_held_ = 0;               // of those, as of the last step (queue_full counts them)
+  size_t in_scheduler_ = 0;                  // jobs the scheduler holds (queued or running), as of the last step
+  size_t waiting_ = 0;                       // of those, queued for a slot
   bool busy_ = false;
   bool draining_ = false;
   bool stopping_ = false;

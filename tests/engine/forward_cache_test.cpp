@@ -17,11 +17,9 @@ using ::testing::HasSubstr;
 class ForwardCacheTest : public ::testing::TestWithParam<ModelArch> {
  protected:
   void SetUp() override {
-    auto bytes = test::synth_tiny(GetParam(), "f32");
-    ASSERT_TRUE(bytes.ok()) << bytes.error().message;
-    auto loaded = Model::from_bytes(std::move(*bytes));
+    auto loaded = test::load_tiny(GetParam());
     ASSERT_TRUE(loaded.ok()) << loaded.error().message;
-    model_ = std::make_unique<Model>(std::move(*loaded));
+    model_ = std::move(*loaded);
   }
 
   Context context(ContextParams params = {.n_ctx = 64}) {

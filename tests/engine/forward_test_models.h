@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -33,6 +34,15 @@ inline Result<std::vector<std::byte>> synth_tiny(ModelArch arch, std::string_vie
   request.config.arch = arch;
   request.config.tied_output = tied;
   return synthesize_in_memory(request);
+}
+
+// The tiny preset of `arch` in f32, loaded (the forward-pass tests' usual model).
+inline Result<std::unique_ptr<Model>> load_tiny(ModelArch arch) {
+  auto bytes = synth_tiny(arch, "f32");
+  if (!bytes) return bytes.error();
+  auto loaded = Model::from_bytes(std::move(*bytes));
+  if (!loaded) return loaded.error();
+  return std::make_unique<Model>(std::move(*loaded));
 }
 
 struct AddedTensor {

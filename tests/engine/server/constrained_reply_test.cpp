@@ -22,14 +22,6 @@ constexpr const char* kPrompt = "Once upon a time";
 // Bounded words: the fixture's random weights would write letters forever where the grammar lets them.
 constexpr const char* kWords = "root ::= \" \" [a-z]{1,5} (\" \" [a-z]{1,5}){2} \".\"\n";
 
-json post(test::ServerHarness& h, const char* path, const json& body, int want_status = 200) {
-  auto reply = h.client().Post(path, body.dump(), "application/json");
-  EXPECT_TRUE(reply);
-  if (!reply) return {};
-  EXPECT_EQ(reply->status, want_status) << reply->body;
-  return json::parse(reply->body, nullptr, false);
-}
-
 bool accepts(std::string_view gbnf, const std::string& text) {
   auto grammar = Grammar::parse(gbnf);
   EXPECT_TRUE(grammar) << grammar.error().message;
@@ -40,7 +32,7 @@ TEST(ConstrainedReply, AGrammarShapesTheCompletionWholeAndStreamed) {
   test::ServerHarness h;
   h.ready();
   const json request = {{"prompt", kPrompt}, {"n_predict", 48}, {"temperature", 0}, {"grammar", kWords}};
-  const json whole = post(h, "/completion", request);
+  const json whole = test::post_json(h, "/completion", request);
   const std::string content = whole["content"].get<std::string>();
   EXPECT_TRUE(accepts(kWords, content)) << content;
   EXPECT_EQ(whole["stop_type"], "eos") << content;
@@ -83,7 +75,7 @@ TEST(ConstrainedReply, ResponseFormatOnTheChatEndpoint) {
   test::ServerHarness h;
   h.ready();
   const json messages = json::array({{{"role", "user"}, {"content", "Describe a cat."}}});
-  const json object = post(
+  const json object = test::post_json(
       h, "/v1/chat/completions",
       {{"messages", messages}, {"max_tokens", 80}, {"temperature", 0}, {"response_format", {{"type", "json_object"}}}});
   // Any object: the random weights may write a string until max_tokens; then the text is an object's beginning.
@@ -98,12 +90,12 @@ TEST(ConstrainedReply, ResponseFormatOnTheChatEndpoint) {
   }
 
   const json schema = {{"type", "object"}, {"properties", {{"ok", {{"type", "boolean"}}}}}, {"required", {"ok"}}};
-  const json typed =
-      post(h, "/v1/chat/completions",
-           {{"messages", messages},
-            {"max_tokens", 40},
-            {"temperature", 0},
-            {"response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "x"}, {"schema", schema}}}}}});
+  const json typed = test::post_json(
+      h, "/v1/chat/completions",
+      {{"messages", messages},
+       {"max_tokens", 40},
+       {"temperature", 0},
+       {"response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "x"}, {"schema", schema}}}}}});
   const json value = json::parse(typed["choices"][0]["message"]["content"].get<std::string>(), nullptr, false);
   EXPECT_TRUE(value.is_object() && value["ok"].is_boolean()) << typed.dump();
   EXPECT_EQ(typed["choices"][0]["finish_reason"], "stop");
@@ -115,7 +107,7 @@ TEST(ConstrainedReply, BadConstraintsAreRefusedNamingTheField) {
   auto error_of = [&](const json& extra) {
     json body = {{"prompt", kPrompt}, {"n_predict", 4}};
     body.update(extra);
-    return post(h, "/v1/completions", body, 400)["error"]["message"].get<std::string>();
+    return test::post_json(h, "/v1/completions", body, 400)["error"]["message"].get<std::string>();
   };
   EXPECT_EQ(error_of({{"grammar", "root ::= \"a"}}),
             "grammar line 1, column 12: the literal opened at column 10 is not closed");

@@ -26,6 +26,13 @@ scripts/build-llama-cpp), on the same model and flags (a llama-server command li
    response_format json_object on /v1/chat/completions gives an object on both; a grammar that does not parse is a
    400 on both.
 
+7. Embeddings (both servers with --embeddings): /v1/embeddings with --pooling mean gives, for each input, a vector
+   whose cosine similarity to llama-server's is at least 0.9999, unit length on both, the same usage and indices;
+   base64 carries the same floats; /embeddings answers llama-server's shape; with --pooling none both give a row per
+   token on /embeddings and refuse /v1/embeddings with 400; a server without --embeddings answers 501 on both; a
+   bidirectional copy of the model (attention.causal = false) gives the same vectors on both, and infertune refuses
+   its completions (501).
+
 usage: llama_server_api_check.py INFERTUNE FIXTURES_DIR BUILD_LLAMA_CPP_SCRIPT WORKDIR
 Exits 77 (skipped) when llama-server is not built."""
 import json
@@ -39,7 +46,9 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from serve_process import ServeProcess  # noqa: E402
+from bidirectional_gguf import bidirectional_copy  # noqa: E402
 
 CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + "
           "'<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
@@ -330,6 +339,71 @@ def check_constrained(infertune, theirs, ours):
     return failures
 
 
+EMBED_TEXTS = ["Once upon a time", "there was a tiny model", "x"]
+
+
+def cosine(a, b):
+    dot = sum(x * y for x, y in zip(a, b))
+    na = sum(x * x for x in a) ** 0.5
+    nb = sum(y * y for y in b) ** 0.5
+    return dot / (na * nb) if na and nb else 0.0
+
+
+def floats_of_base64(text):
+    import base64
+    import struct
+    raw = base64.b64decode(text)
+    return list(struct.unpack(f"<{len(raw) // 4}f", raw))
+
+
+def check_embeddings(theirs, ours):
+    """Both servers run --embeddings --pooling mean."""
+    failures = []
+    body = {"input": EMBED_TEXTS}
+    t, o = post(theirs, "/v1/embeddings", body), post(ours, "/v1/embeddings", body)
+    if t["usage"] != o["usage"]:
+        failures.append(f"/v1/embeddings usage: llama-server {t['usage']}, infertune {o['usage']}")
+    for i, (a, b) in enumerate(zip(t["data"], o["data"])):
+        sim = cosine(a["embedding"], b["embedding"])
+        norm = sum(x * x for x in b["embedding"]) ** 0.5
+        print(f"/v1/embeddings input {i}: cosine {sim:.7f}, infertune's length {norm:.6f}")
+        if a["index"] != b["index"] or len(a["embedding"]) != len(b["embedding"]) or sim < 0.9999:
+            failures.append(f"/v1/embeddings input {i}: index {a['index']}/{b['index']}, "
+                            f"{len(a['embedding'])}/{len(b['embedding'])} values, cosine {sim}")
+        if abs(norm - 1) > 1e-4:
+            failures.append(f"/v1/embeddings input {i}: infertune's vector has length {norm}")
+    if len(t["data"]) != len(o["data"]):
+        failures.append(f"/v1/embeddings: {len(t['data'])} vectors from llama-server, {len(o['data'])} from infertune")
+    b64 = {"input": EMBED_TEXTS[0], "encoding_format": "base64"}
+    tb, ob = post(theirs, "/v1/embeddings", b64), post(ours, "/v1/embeddings", b64)
+    ours_floats = floats_of_base64(ob["data"][0]["embedding"])
+    if ours_floats != o["data"][0]["embedding"] or cosine(floats_of_base64(tb["data"][0]["embedding"]), ours_floats) < 0.9999:
+        failures.append("/v1/embeddings base64: not the float vector, or unlike llama-server's")
+    native = {"content": EMBED_TEXTS[:2]}
+    tn, on = post(theirs, "/embeddings", native), post(ours, "/embeddings", native)
+    shape = lambda reply: [(item["index"], len(item["embedding"]), len(item["embedding"][0])) for item in reply]  # noqa: E731
+    print("/embeddings (index, rows, values):", shape(tn), shape(on))
+    if shape(tn) != shape(on):
+        failures.append(f"/embeddings shape: llama-server {shape(tn)}, infertune {shape(on)}")
+    return failures
+
+
+def check_token_embeddings(theirs, ours):
+    """Both servers run --embeddings --pooling none."""
+    failures = []
+    body = {"content": EMBED_TEXTS[0]}
+    t, o = post(theirs, "/embeddings", body), post(ours, "/embeddings", body)
+    rows_t, rows_o = t[0]["embedding"], o[0]["embedding"]
+    sims = [cosine(a, b) for a, b in zip(rows_t, rows_o)]
+    print(f"/embeddings --pooling none: {len(rows_t)} / {len(rows_o)} rows, least cosine {min(sims):.7f}")
+    if len(rows_t) != len(rows_o) or min(sims) < 0.9999:
+        failures.append(f"/embeddings --pooling none: {len(rows_t)} / {len(rows_o)} rows, cosines {sims}")
+    statuses = [server.request("/v1/embeddings", {"input": "x"})[0] for server in (theirs, ours)]
+    if statuses != [400, 400]:
+        failures.append(f"/v1/embeddings with --pooling none: llama-server {statuses[0]}, infertune {statuses[1]}")
+    return failures
+
+
 def main():
     infertune, fixtures, build_script, work = sys.argv[1:5]
     built = subprocess.run([build_script, "--cached", "llama-server"], capture_output=True, text=True)
@@ -362,9 +436,23 @@ def main():
         t2.join(120)
         failures += check_native_completion(theirs, ours)
         failures += check_constrained(infertune, theirs, ours)
+        statuses = [server.request("/v1/embeddings", {"input": "x"})[0] for server in (theirs, ours)]
+        print("/v1/embeddings without --embeddings:", statuses)
+        if statuses != [501, 501]:
+            failures.append(f"/v1/embeddings without --embeddings: llama-server {statuses[0]}, infertune {statuses[1]}")
     finally:
         theirs.stop()
         ours.stop()
+
+    for pooling, check in [("mean", check_embeddings), ("none", check_token_embeddings)]:
+        embed_flags = flags + ["--embeddings", "--pooling", pooling]
+        theirs = LlamaServer(llama_server, model, embed_flags, os.path.join(work, f"llama-server-{pooling}.log"))
+        ours = ServeProcess(infertune, model, *embed_flags)
+        try:
+            failures += check(theirs, ours)
+        finally:
+            theirs.stop()
+            ours.stop()
 
     theirs = LlamaServer(llama_server, model, flags + ["--no-slots"], os.path.join(work, "llama-server-no-slots.log"))
     ours = ServeProcess(infertune, model, *flags, "--no-slots")
@@ -374,6 +462,21 @@ def main():
             print(f"--no-slots: {who} answers /slots with {status}")
             if status != 501:
                 failures.append(f"--no-slots: {who} answered /slots with {status}: {body[:200]}")
+    finally:
+        theirs.stop()
+        ours.stop()
+
+    # A bidirectional model (attention.causal = false): the same vectors; infertune serves embeddings only.
+    bidirectional = bidirectional_copy(model, work)
+    embed_flags = flags + ["--embeddings", "--pooling", "mean"]
+    theirs = LlamaServer(llama_server, bidirectional, embed_flags, os.path.join(work, "llama-server-bidirectional.log"))
+    ours = ServeProcess(infertune, bidirectional, *embed_flags)
+    try:
+        failures += [f"bidirectional: {f}" for f in check_embeddings(theirs, ours)]
+        status, body = ours.request("/completion", {"prompt": "hi", "n_predict": 4})
+        print(f"bidirectional: infertune answers /completion with {status}")
+        if status != 501:
+            failures.append(f"bidirectional: infertune answered /completion with {status}: {body[:200]}")
     finally:
         theirs.stop()
         ours.stop()

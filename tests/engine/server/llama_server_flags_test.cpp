@@ -64,7 +64,7 @@ TEST(LlamaServerFlags, RefusedBeforeTheModelIsOpened) {
       {"-no-kvu", "-no-kvu (--no-kv-unified):"},
       {"-md draft.gguf", "-md (--model-draft) draft.gguf:"},
       {"-hf ggml-org/x", "-hf (--hf-repo) ggml-org/x:"},
-      {"--embeddings", "--embedding:"},
+      {"--rerank", "--rerank:"},
       {"--context-shift", "--context-shift:"},
       {"-lv 3", "-lv (--log-verbosity) 3:"},
   };

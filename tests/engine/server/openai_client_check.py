@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """`infertune serve` with real clients: the `openai` Python package (streaming and not, completions and chat,
-usage, errors mapped to its exception types, structured outputs from a pydantic model) and curl (server-sent events as they arrive); the server's chat
+usage, errors mapped to its exception types, structured outputs from a pydantic model, embeddings in both
+encodings) and curl (server-sent events as they arrive); the server's chat
 template families against real Jinja templates rendered by jinja2; SIGTERM during a stream drains it and
 exits 0.
 
@@ -64,6 +65,23 @@ def structured_output_checks(client):
     check(Pet.model_validate_json(streamed) is not None, "a streamed reply under the same schema validates too")
 
 
+def embedding_checks(client):
+    """The openai package's embeddings (the server runs --embeddings --pooling mean): it asks for base64 unless told
+    otherwise and decodes it; both encodings give the same unit vectors, one per input, in order."""
+    texts = ["a cat sat on the mat", "stock prices fell", "a cat sat on the mat"]
+    default = client.embeddings.create(model="fixture", input=texts)
+    floats = client.embeddings.create(model="fixture", input=texts, encoding_format="float")
+    vectors = [d.embedding for d in default.data]
+    check([d.index for d in default.data] == [0, 1, 2] and len(vectors[0]) == 256,
+          "embeddings.create: a vector of n_embd values per input, in order")
+    check(all(abs(a - b) < 1e-6 for u, v in zip(vectors, (d.embedding for d in floats.data)) for a, b in zip(u, v)),
+          "embeddings.create: base64 (the package's default) and float give the same vectors")
+    check(abs(sum(x * x for x in vectors[1]) - 1) < 1e-4, "embeddings.create: unit vectors")
+    check(vectors[0] == vectors[2] and vectors[0] != vectors[1], "embeddings.create: the same text, the same vector")
+    check(default.usage.prompt_tokens > 0 and default.usage.total_tokens == default.usage.prompt_tokens,
+          f"embeddings.create: usage {default.usage}")
+
+
 def openai_client_checks(server):
     client = openai.OpenAI(base_url=server.base + "/v1", api_key=KEY, max_retries=0)
     models = client.models.list()
@@ -112,6 +130,7 @@ def openai_client_checks(server):
           "the stream ends with finish_reason and the usage chunk")
 
     structured_output_checks(client)
+    embedding_checks(client)
 
     seeded = [client.completions.create(model="fixture", prompt="Hello", max_tokens=10, temperature=1.0, seed=42)
               .choices[0].text for _ in range(2)]
@@ -216,7 +235,7 @@ def sigterm_drains(server):
 def main():
     with tempfile.TemporaryDirectory() as workdir:
         server = ServeProcess(BINARY, MODEL, "--api-key", KEY, "-a", "fixture", "-np", "2", "-c", "512",
-                              "--chat-template", "chatml", "--metrics", "-t", "1")
+                              "--chat-template", "chatml", "--metrics", "-t", "1", "--embeddings", "--pooling", "mean")
         try:
             openai_client_checks(server)
             curl_checks(server)

@@ -7,11 +7,13 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "engine/context/context.h"
+#include "engine/embedding/pooling.h"
 #include "engine/model/model.h"
 #include "engine/server/http_server.h"
 #include "engine/server/openai_format.h"
@@ -44,6 +46,8 @@ struct HarnessOptions {
   bool start_http = true;
   uint32_t n_ctx = 256;
   std::chrono::microseconds gather = LoopLimits{}.gather;
+  std::optional<Pooling> embeddings{};
+  std::chrono::milliseconds keep_alive{100};  // set: serve --embeddings with this pooling (a 64-cell embedding context)
 };
 
 class ServerHarness {
@@ -69,6 +73,13 @@ class ServerHarness {
                         .grammar_vocabulary =
                             std::make_shared<const GrammarVocabulary>(GrammarVocabulary::from_tokenizer(*tokenizer_))},
         LoopLimits{.max_waiting = o.max_waiting, .gather = o.gather}, metrics_);
+    if (o.embeddings) {
+      auto embd = Context::create(
+          *model_, {.n_ctx = 64, .n_threads = 1, .n_batch = 64, .n_ubatch = 64, .n_seq_max = 8, .embeddings = true});
+      EXPECT_TRUE(embd.ok()) << embd.error().message;
+      embedding_ctx_ = std::make_unique<Context>(std::move(*embd));
+      loop_->enable_embeddings(*embedding_ctx_, *o.embeddings);
+    }
     EXPECT_TRUE(loop_->start().ok());
     if (!o.start_http) return;
     http_ = std::make_unique<HttpServer>(HttpOptions{.host = "127.0.0.1",
@@ -79,7 +90,7 @@ class ServerHarness {
                                                      .slots = o.slots,
                                                      .threads = 16,
                                                      .max_body_bytes = o.max_body_bytes,
-                                                     .keep_alive = std::chrono::milliseconds(100)},
+                                                     .keep_alive = o.keep_alive},
                                          metrics_);
     EXPECT_TRUE(http_->bind().ok());
     listener_ = std::thread([this] { http_->serve(); });
@@ -135,6 +146,7 @@ class ServerHarness {
   std::unique_ptr<Model> model_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<Context> ctx_;
+  std::unique_ptr<Context> embedding_ctx_;
   ServerMetrics metrics_;
   std::unique_ptr<ServingLoop> loop_;
   std::unique_ptr<HttpServer> http_;
@@ -142,5 +154,14 @@ class ServerHarness {
   uint32_t n_ctx_;
   uint32_t n_parallel_;
 };
+
+// POSTs `body` to `path` as JSON and parses the reply, expecting `want_status` (a test failure otherwise).
+inline nlohmann::json post_json(ServerHarness& h, const char* path, const nlohmann::json& body, int want_status = 200) {
+  auto reply = h.client().Post(path, body.dump(), "application/json");
+  EXPECT_TRUE(reply);
+  if (!reply) return {};
+  EXPECT_EQ(reply->status, want_status) << reply->body;
+  return nlohmann::json::parse(reply->body, nullptr, false);
+}
 
 }  // namespace infertune::test
