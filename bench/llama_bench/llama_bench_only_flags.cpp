@@ -13,7 +13,7 @@ constexpr std::string_view kNglAuto = "-ngl auto offloads the most layers that f
 const ForeignFlagTable& llama_bench_only_flags() {
   static const std::vector<ForeignFlag> flags{
       value_flag("--n-cpu-moe", {"-ncmoe"}, "keeping MoE experts on the CPU", {"0"},
-                 "infertune runs dense models: llama, qwen2, gemma3"),
+                 "infertune runs dense models: llama, qwen2, qwen3, gemma3"),
       value_flag("--device", {"-dev"}, "choosing devices by name", {"auto"},
                  "-ngl, -sm, -mg and -ts place layers on the CUDA devices; -ngl 0 runs on the CPU only"),
       value_flag("--lazy-mode", {"-lzm"}, "a choice of lazy tensor reading", {"auto"},

@@ -130,6 +130,21 @@ std::string_view llama_size_class_of_gemma3(const ModelConfig& c) {
   }
 }
 
+std::string_view llama_size_class_of_qwen3(const ModelConfig& c) {
+  switch (c.n_layers) {
+    case 28:
+      return c.n_embd == 1024 ? "0.6B" : "1.7B";
+    case 36:
+      return c.n_embd == 2560 ? "4B" : "8B";
+    case 40:
+      return "14B";
+    case 64:
+      return "32B";
+    default:
+      return "?B";
+  }
+}
+
 }  // namespace
 
 std::optional<std::string_view> llama_file_type_name(uint32_t llama_ftype) {
@@ -147,6 +162,8 @@ std::string_view llama_size_class(const ModelConfig& config) {
       return llama_size_class_of_qwen2(config);
     case ModelArch::Gemma3:
       return llama_size_class_of_gemma3(config);
+    case ModelArch::Qwen3:
+      return llama_size_class_of_qwen3(config);
   }
   return "?B";
 }

@@ -11,6 +11,8 @@ ArchForwardFn arch_forward(ModelArch arch) {
       return forward_qwen2;
     case ModelArch::Gemma3:
       return forward_gemma3;
+    case ModelArch::Qwen3:
+      return forward_qwen3;
   }
   return nullptr;
 }

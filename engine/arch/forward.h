@@ -81,6 +81,7 @@ using ArchForwardFn = Status (*)(const ForwardPass& pass, const ForwardBatch& ba
 Status forward_llama(const ForwardPass& pass, const ForwardBatch& batch);   // engine/arch/llama.cpp
 Status forward_qwen2(const ForwardPass& pass, const ForwardBatch& batch);   // engine/arch/qwen2.cpp
 Status forward_gemma3(const ForwardPass& pass, const ForwardBatch& batch);  // engine/arch/gemma3.cpp
+Status forward_qwen3(const ForwardPass& pass, const ForwardBatch& batch);   // engine/arch/qwen3.cpp
 
 // The forward pass of an architecture (null for none).
 ArchForwardFn arch_forward(ModelArch arch);

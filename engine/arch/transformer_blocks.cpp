@@ -248,14 +248,6 @@ struct AttentionTask {
   static constexpr uint32_t kNoWindowSlot = 0xFFFFFFFFu;
 };
 
-// The index of the first key row i of group g sees: keys at positions past pos - window (0 without a window).
-uint32_t window_start(const KvUbatch& kv, const KvAttentionGroup& g, size_t i, uint32_t window) {
-  if (window == 0) return 0;
-  const int64_t first_visible = static_cast<int64_t>(kv.positions[g.rows[i]]) - window + 1;
-  const auto keys_end = g.key_pos.begin() + g.n_keys[i];
-  return static_cast<uint32_t>(std::lower_bound(g.key_pos.begin(), keys_end, first_visible) - g.key_pos.begin());
-}
-
 // Tasks of the later rows (which see more keys) first, so the dynamic hand-out ends with the small ones. With
 // a window, the rows from the first one it cuts on are single-row tasks over their window's keys.
 // windowed_n_keys: the key counts of the rows a window cuts (the problems' spans point into it).
@@ -285,6 +277,13 @@ void list_tasks(const KvUbatch& kv, uint32_t n_head_kv, uint32_t window, std::ve
 }
 
 }  // namespace
+
+uint32_t window_start(const KvUbatch& kv, const KvAttentionGroup& g, size_t i, uint32_t window) {
+  if (window == 0) return 0;
+  const int64_t first_visible = static_cast<int64_t>(kv.positions[g.rows[i]]) - window + 1;
+  const auto keys_end = g.key_pos.begin() + g.n_keys[i];
+  return static_cast<uint32_t>(std::lower_bound(g.key_pos.begin(), keys_end, first_visible) - g.key_pos.begin());
+}
 
 Status causal_attention(const ParallelFor& threads, const KvCache& cache, uint32_t layer, const ModelConfig& c,
                         const KvUbatch& kv, size_t n_tokens, std::span<const float> q, std::span<float> out,

@@ -8,8 +8,7 @@ namespace {
 constexpr std::array<std::string_view, 4> kNames = {"none", "mean", "cls", "last"};
 constexpr uint32_t kRankPooling = 4;  // llama.cpp's LLAMA_POOLING_TYPE_RANK
 constexpr std::string_view kNoRank =
-    "rank pooling (a reranker's classification head) is not supported: the llama, qwen2 and gemma3 "
-    "architectures have no such head";
+    "rank pooling (a reranker's classification head) is not supported: infertune has no such head";
 
 }  // namespace
 

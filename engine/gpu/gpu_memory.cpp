@@ -38,7 +38,7 @@ OffloadWeightBytes offload_weight_bytes(const GgufFile& file, const ModelConfig&
 
 size_t ActivationSizes::total() const {
   return x + xn + proj + q + k + v + attn + gate + up + cells + key_offset + n_keys + 2 * rope + output_rows + logits +
-         weights_f16 + input_f16 + input_q8 + input_q8_scales;
+         weights_f16 + input_f16 + input_q8 + input_q8_scales + window_key_offset + window_n_keys + 2 * window_rope;
 }
 
 ActivationSizes activation_sizes(const ModelConfig& c, uint32_t max_tokens, bool output_on_gpu) {
@@ -53,6 +53,10 @@ ActivationSizes activation_sizes(const ModelConfig& c, uint32_t max_tokens, bool
   s.gate = s.up = t * c.n_ff * kFloat;
   s.cells = s.key_offset = s.n_keys = s.output_rows = t * sizeof(uint32_t);
   s.rope = t * std::max<uint32_t>(c.n_rot / 2, 1) * kFloat;  // cos and sin each
+  if (c.sliding_window != 0) {
+    s.window_key_offset = s.window_n_keys = t * sizeof(uint32_t);
+    s.window_rope = s.rope;
+  }
   if (output_on_gpu) s.logits = t * c.n_vocab * kFloat;
   if (t > static_cast<size_t>(cuda::kMatvecMaxTokens)) {
     s.weights_f16 = kF16ChunkValues * 2;

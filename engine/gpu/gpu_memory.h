@@ -47,6 +47,8 @@ OffloadWeightBytes offload_weight_bytes(const GgufFile& file, const ModelConfig&
 struct ActivationSizes {
   size_t x = 0, xn = 0, proj = 0, q = 0, k = 0, v = 0, attn = 0, gate = 0, up = 0;
   size_t cells = 0, key_offset = 0, n_keys = 0, rope = 0, output_rows = 0;
+  // Sliding-window layers (gemma3): each token's windowed key range, and the rope angles of their own base.
+  size_t window_key_offset = 0, window_n_keys = 0, window_rope = 0;
   size_t logits = 0;
   size_t weights_f16 = 0, input_f16 = 0;
   size_t input_q8 = 0, input_q8_scales = 0;  // the int8 path's quantized input and its scales

@@ -80,10 +80,6 @@ Result<std::unique_ptr<GpuOffload>> GpuOffload::create(const Model& model, const
 
 Result<std::unique_ptr<GpuOffload>> GpuOffload::create_on(const Model& model, const GpuOffloadParams& params,
                                                           std::vector<DeviceLayers> shares) {
-  // The GPU's blocks are llama's and qwen2's; gemma3's extra norms and sliding window are CPU-only so far.
-  if (model.config().arch == ModelArch::Gemma3) {
-    return fail("-ngl {}: {} models run on the CPU only (use -ngl 0)", params.n_gpu_layers, model.config().arch);
-  }
   if (Status s = check_shares(shares, model.config().n_layers); !s) return s.error();
   if (params.kv_offload) {
     for (GgmlType t : {params.type_k, params.type_v}) {

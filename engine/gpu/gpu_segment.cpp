@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <string_view>
+#include <tuple>
 
 #include "engine/arch/transformer_blocks.h"
 #include "kernels/cuda/device_ops.h"
@@ -119,6 +120,10 @@ Status GpuSegment::allocate_activations() {
       {&act_.n_keys, sizes.n_keys, "the ubatch's key counts"},
       {&act_.rope_cos, sizes.rope, "rope angles"},
       {&act_.rope_sin, sizes.rope, "rope angles"},
+      {&act_.window_key_offset, sizes.window_key_offset, "the ubatch's sliding-window key lists"},
+      {&act_.window_n_keys, sizes.window_n_keys, "the ubatch's sliding-window key counts"},
+      {&act_.window_rope_cos, sizes.window_rope, "the sliding layers' rope angles"},
+      {&act_.window_rope_sin, sizes.window_rope, "the sliding layers' rope angles"},
       {&act_.output_rows, sizes.output_rows, "the output rows"},
       {&act_.logits, sizes.logits, "the logits"},
       {&act_.weights_f16, sizes.weights_f16, "the batched products' f16 weights"},
@@ -137,9 +142,33 @@ Status GpuSegment::allocate_activations() {
 
 // ---- one step ----
 
+namespace {
+
+// Rope angles cos/sin [n][n_rot / 2] of the ubatch's positions under `rope`.
+void rope_tables(const RopeParams& rope, const KvUbatch& kv, size_t n, std::vector<float>& cos,
+                 std::vector<float>& sin) {
+  const uint32_t half = rope.n_rot / 2;
+  cos.assign(n * half, 0.0f);
+  sin.assign(n * half, 0.0f);
+  for (size_t t = 0; t < n && half > 0; ++t) {
+    rope_angles(rope, kv.positions[t], std::span(cos).subspan(t * half, half), std::span(sin).subspan(t * half, half));
+  }
+}
+
+}  // namespace
+
+// The first sliding layer of the share, whose rope every sliding layer shares; none without a window.
+std::optional<uint32_t> GpuSegment::first_sliding_layer() const {
+  for (uint32_t il = split_.first_layer; il < split_.end_layer; ++il) {
+    if (model_->config().is_sliding_layer(il)) return il;
+  }
+  return std::nullopt;
+}
+
 Status GpuSegment::upload_ubatch(const ForwardPass& pass, const ForwardBatch& batch, size_t n) {
   const KvUbatch& kv = batch.kv;
-  std::vector<int32_t> offset(n), n_keys(n);
+  const uint32_t window = model_->config().sliding_window;
+  std::vector<int32_t> offset(n), n_keys(n), window_offset(window != 0 ? n : 0), window_n_keys(window_offset.size());
   std::vector<uint32_t> key_cells;
   for (const KvAttentionGroup& g : kv.active_groups()) {
     const auto base = static_cast<int32_t>(key_cells.size());
@@ -147,6 +176,10 @@ Status GpuSegment::upload_ubatch(const ForwardPass& pass, const ForwardBatch& ba
     for (size_t i = 0; i < g.rows.size(); ++i) {
       offset[g.rows[i]] = base;
       n_keys[g.rows[i]] = static_cast<int32_t>(g.n_keys[i]);
+      if (window == 0) continue;
+      const uint32_t first = window_start(kv, g, i, window);
+      window_offset[g.rows[i]] = base + static_cast<int32_t>(first);
+      window_n_keys[g.rows[i]] = static_cast<int32_t>(g.n_keys[i] - first);
     }
   }
   if (key_cells.size() > key_cells_capacity_) {
@@ -159,12 +192,9 @@ Status GpuSegment::upload_ubatch(const ForwardPass& pass, const ForwardBatch& ba
     act_.key_cells = std::move(*buffer);
     key_cells_capacity_ = capacity;
   }
-  const uint32_t half = pass.rope.n_rot / 2;
-  std::vector<float> cos(n * half), sin(n * half);
-  for (size_t t = 0; t < n && half > 0; ++t) {
-    rope_angles(pass.rope, kv.positions[t], std::span(cos).subspan(t * half, half),
-                std::span(sin).subspan(t * half, half));
-  }
+  std::vector<float> cos, sin, window_cos, window_sin;
+  rope_tables(pass.rope, kv, n, cos, sin);
+  if (const auto sliding = first_sliding_layer()) rope_tables(pass.rope_for(*sliding), kv, n, window_cos, window_sin);
   struct Copy {
     void* dst;
     const void* src;
@@ -175,7 +205,11 @@ Status GpuSegment::upload_ubatch(const ForwardPass& pass, const ForwardBatch& ba
         Copy{act_.n_keys.get(), n_keys.data(), n * 4},
         Copy{act_.key_cells.get(), key_cells.data(), key_cells.size() * 4},
         Copy{act_.rope_cos.get(), cos.data(), cos.size() * 4}, Copy{act_.rope_sin.get(), sin.data(), sin.size() * 4},
-        Copy{act_.output_rows.get(), batch.output_rows.data(), batch.output_rows.size() * 4}}) {
+        Copy{act_.output_rows.get(), batch.output_rows.data(), batch.output_rows.size() * 4},
+        Copy{act_.window_key_offset.get(), window_offset.data(), window_offset.size() * 4},
+        Copy{act_.window_n_keys.get(), window_n_keys.data(), window_n_keys.size() * 4},
+        Copy{act_.window_rope_cos.get(), window_cos.data(), window_cos.size() * 4},
+        Copy{act_.window_rope_sin.get(), window_sin.data(), window_sin.size() * 4}}) {
     if (c.bytes == 0) continue;
     if (Status s = cuda_status(cuda::copy_to_device(c.dst, c.src, c.bytes, stream_), "uploading the ubatch"); !s) {
       return s;
@@ -267,10 +301,17 @@ Status GpuSegment::layer_forward(const ForwardPass& pass, const ForwardBatch& ba
     if (b.bias->get() == nullptr) continue;
     if (Status s = step(cuda::add_bias(b.y, b.bias->as<float>(), tokens, b.width, stream_)); !s) return s;
   }
+  // The per-head norms (qwen3, gemma3): every head of every token is a row of head_dim.
+  for (auto [gain, y, heads] : {std::tuple{&l.q_norm, q, c.n_head}, std::tuple{&l.k_norm, k, c.n_head_kv}}) {
+    if (gain->get() == nullptr) continue;
+    const int64_t rows = tokens * heads;
+    if (Status s = step(cuda::rms_norm(y, gain->as<float>(), c.rms_eps, rows, c.head_dim, y, stream_)); !s) return s;
+  }
+  const bool sliding = c.is_sliding_layer(il);
   const bool neox = pass.rope.layout == RopeLayout::Neox;
   const auto n_rot = static_cast<int>(pass.rope.n_rot);
-  const float* cos = act_.rope_cos.as<float>();
-  const float* sin = act_.rope_sin.as<float>();
+  const float* cos = (sliding ? act_.window_rope_cos : act_.rope_cos).as<float>();
+  const float* sin = (sliding ? act_.window_rope_sin : act_.rope_sin).as<float>();
   if (Status s = step(cuda::rope(q, tokens, c.n_head, c.head_dim, n_rot, neox, cos, sin, stream_)); !s) return s;
   if (Status s = step(cuda::rope(k, tokens, c.n_head_kv, c.head_dim, n_rot, neox, cos, sin, stream_)); !s) return s;
 
@@ -291,9 +332,10 @@ Status GpuSegment::layer_forward(const ForwardPass& pass, const ForwardBatch& ba
     const auto* cells = act_.cells.as<uint32_t>();
     if (Status s = step(cuda::store_kv(k, tokens, cells, kview, stream_)); !s) return s;
     if (Status s = step(cuda::store_kv(v, tokens, cells, vview, stream_)); !s) return s;
-    const cuda::AttentionKeys keys{act_.key_offset.as<int32_t>(), act_.n_keys.as<int32_t>(),
+    const cuda::AttentionKeys keys{(sliding ? act_.window_key_offset : act_.key_offset).as<int32_t>(),
+                                   (sliding ? act_.window_n_keys : act_.n_keys).as<int32_t>(),
                                    act_.key_cells.as<uint32_t>()};
-    const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+    const float scale = c.attention_score_scale();
     if (Status s =
             step(cuda::attention(q, tokens, c.n_head, kview, vview, keys, scale, act_.attn.as<float>(), stream_));
         !s) {
@@ -304,14 +346,25 @@ Status GpuSegment::layer_forward(const ForwardPass& pass, const ForwardBatch& ba
   }
 
   if (Status s = linear(l.o, act_.attn.as<float>(), n, proj); !s) return s;
+  if (Status s = post_norm(l.attn_post_norm, proj, tokens, where); !s) return s;
   if (Status s = step(cuda::add(x, proj, tokens * c.n_embd, stream_)); !s) return s;
   if (Status s = step(cuda::rms_norm(x, l.ffn_norm.as<float>(), c.rms_eps, tokens, c.n_embd, xn, stream_)); !s)
     return s;
   if (Status s = linear(l.gate, xn, n, gate); !s) return s;
   if (Status s = linear(l.up, xn, n, act_.up.as<float>()); !s) return s;
-  if (Status s = step(cuda::silu_mul(gate, act_.up.as<float>(), tokens * c.n_ff, gate, stream_)); !s) return s;
+  // gemma's feed-forward gates with GELU, the others with SiLU (the CPU's geglu_ffn and swiglu_ffn).
+  const auto gated = c.arch == ModelArch::Gemma3 ? cuda::gelu_mul : cuda::silu_mul;
+  if (Status s = step(gated(gate, act_.up.as<float>(), tokens * c.n_ff, gate, stream_)); !s) return s;
   if (Status s = linear(l.down, gate, n, proj); !s) return s;
+  if (Status s = post_norm(l.ffn_post_norm, proj, tokens, where); !s) return s;
   return step(cuda::add(x, proj, tokens * c.n_embd, stream_));
+}
+
+// gemma3's norm of a sub-layer's output before the residual add; nothing for a model without one.
+Status GpuSegment::post_norm(const DeviceBuffer& gain, float* y, int64_t tokens, const std::string& where) {
+  if (gain.get() == nullptr) return {};
+  const ModelConfig& c = model_->config();
+  return cuda_status(cuda::rms_norm(y, gain.as<float>(), c.rms_eps, tokens, c.n_embd, y, stream_), where);
 }
 
 // --no-kv-offload: q, k and v come down, the CPU cache stores K/V and runs attention, the result goes up.
@@ -348,6 +401,13 @@ Status GpuSegment::output_forward(const ForwardBatch& batch) {
     return s;
   }
   if (Status s = linear(weights_->output(), xn, static_cast<size_t>(n_out), act_.logits.as<float>()); !s) return s;
+  if (c.final_logit_softcap != 0) {
+    if (Status s = cuda_status(
+            cuda::soft_cap(act_.logits.as<float>(), n_out * c.n_vocab, c.final_logit_softcap, stream_), where);
+        !s) {
+      return s;
+    }
+  }
   return cuda_status(cuda::copy_to_host(batch.logits.data(), act_.logits.get(),
                                         static_cast<size_t>(n_out) * c.n_vocab * sizeof(float), stream_),
                      "copying the logits from the GPU");

@@ -7,7 +7,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -61,6 +63,8 @@ class GpuSegment {
     DeviceBuffer weights_f16, input_f16;     // batched products: the dequantized matrix and the input
     DeviceBuffer input_q8, input_q8_scales;  // the int8 path's input (linear_int8.cu)
     DeviceBuffer cells, key_offset, n_keys, key_cells, rope_cos, rope_sin, output_rows;
+    // Sliding-window layers: the keys of each token's window (into key_cells) and their rope angles.
+    DeviceBuffer window_key_offset, window_n_keys, window_rope_cos, window_rope_sin;
   };
 
   GpuSegment(const Model& model, DeviceLayers layers, const GpuSegmentParams& params,
@@ -72,6 +76,8 @@ class GpuSegment {
   Status linear(const GpuMatrix& w, const float* x, size_t n_tokens, float* y);
   Status layer_forward(const ForwardPass& pass, const ForwardBatch& batch, uint32_t il, size_t n_tokens);
   Status attention_on_cpu(const ForwardPass& pass, const ForwardBatch& batch, uint32_t il, size_t n_tokens);
+  Status post_norm(const DeviceBuffer& gain, float* y, int64_t n_tokens, const std::string& where);
+  std::optional<uint32_t> first_sliding_layer() const;
   Status output_forward(const ForwardBatch& batch);
 
   const Model* model_;

@@ -89,7 +89,11 @@ class GpuWeightUpload {
          {VectorSlot{&dst.attn_norm, &src.attn_norm, "attn_norm"}, VectorSlot{&dst.ffn_norm, &src.ffn_norm, "ffn_norm"},
           VectorSlot{&dst.q_bias, &src.attn_q_bias, "attn_q.bias"},
           VectorSlot{&dst.k_bias, &src.attn_k_bias, "attn_k.bias"},
-          VectorSlot{&dst.v_bias, &src.attn_v_bias, "attn_v.bias"}}) {
+          VectorSlot{&dst.v_bias, &src.attn_v_bias, "attn_v.bias"},
+          VectorSlot{&dst.q_norm, &src.attn_q_norm, "attn_q_norm"},
+          VectorSlot{&dst.k_norm, &src.attn_k_norm, "attn_k_norm"},
+          VectorSlot{&dst.attn_post_norm, &src.attn_post_norm, "post_attention_norm"},
+          VectorSlot{&dst.ffn_post_norm, &src.ffn_post_norm, "post_ffw_norm"}}) {
       if (v.src->empty()) continue;
       auto buffer = vector(*v.src, fmt::format("blk.{}.{}", il, v.name));
       if (!buffer) return buffer.error();

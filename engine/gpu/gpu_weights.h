@@ -28,7 +28,9 @@ struct GpuMatrix {
 };
 
 struct GpuLayerWeights {
-  DeviceBuffer attn_norm, ffn_norm, q_bias, k_bias, v_bias;  // f32; a bias the model lacks stays empty
+  // f32; what the model lacks stays empty (biases: qwen2; head norms [head_dim]: qwen3, gemma3; the norms of
+  // the sub-layers' outputs: gemma3)
+  DeviceBuffer attn_norm, ffn_norm, q_bias, k_bias, v_bias, q_norm, k_norm, attn_post_norm, ffn_post_norm;
   GpuMatrix q, k, v, o, gate, up, down;
 };
 

@@ -70,6 +70,22 @@ constexpr std::array kGemma3Block = {
     TensorTemplate{"post_ffw_norm.weight", TensorRole::FfnPostNorm, Dim::Embd, Dim::None, "[n_embd]"},
 };
 
+// qwen3: the llama block with an RMSNorm on each query and key head, before rope (no biases).
+constexpr std::array kQwen3Block = {
+    TensorTemplate{"attn_norm.weight", TensorRole::AttnNorm, Dim::Embd, Dim::None, "[n_embd]"},
+    TensorTemplate{"attn_q.weight", TensorRole::AttnQ, Dim::Embd, Dim::QDim, "[n_embd, n_head * head_dim]"},
+    TensorTemplate{"attn_k.weight", TensorRole::AttnK, Dim::Embd, Dim::KDim, "[n_embd, n_head_kv * head_dim]"},
+    TensorTemplate{"attn_v.weight", TensorRole::AttnV, Dim::Embd, Dim::VDim, "[n_embd, n_head_kv * head_dim_v]"},
+    TensorTemplate{"attn_q_norm.weight", TensorRole::AttnQNorm, Dim::HeadDim, Dim::None, "[head_dim]"},
+    TensorTemplate{"attn_k_norm.weight", TensorRole::AttnKNorm, Dim::HeadDim, Dim::None, "[head_dim]"},
+    TensorTemplate{"attn_output.weight", TensorRole::AttnOutput, Dim::AttnOut, Dim::Embd,
+                   "[n_head * head_dim_v, n_embd]"},
+    TensorTemplate{"ffn_norm.weight", TensorRole::FfnNorm, Dim::Embd, Dim::None, "[n_embd]"},
+    TensorTemplate{"ffn_gate.weight", TensorRole::FfnGate, Dim::Embd, Dim::Ff, "[n_embd, n_ff]"},
+    TensorTemplate{"ffn_up.weight", TensorRole::FfnUp, Dim::Embd, Dim::Ff, "[n_embd, n_ff]"},
+    TensorTemplate{"ffn_down.weight", TensorRole::FfnDown, Dim::Ff, Dim::Embd, "[n_ff, n_embd]"},
+};
+
 // Outside the blocks; the same for every architecture.
 constexpr TensorTemplate kRopeFreqs{"rope_freqs.weight", TensorRole::RopeFreqs, Dim::RopeHalf, Dim::None,
                                     "[n_rot / 2]"};
@@ -86,6 +102,8 @@ std::span<const TensorTemplate> block_table(ModelArch arch) {
       return kQwen2Block;
     case ModelArch::Gemma3:
       return kGemma3Block;
+    case ModelArch::Qwen3:
+      return kQwen3Block;
   }
   return kLlamaBlock;
 }

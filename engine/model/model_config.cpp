@@ -22,6 +22,7 @@ constexpr ArchName kArchNames[] = {
     {ModelArch::Llama, "llama", RopeStyle::Interleaved},
     {ModelArch::Qwen2, "qwen2", RopeStyle::Neox},
     {ModelArch::Gemma3, "gemma3", RopeStyle::Neox},
+    {ModelArch::Qwen3, "qwen3", RopeStyle::Neox},
 };
 
 // Reads the `{arch}.*` keys of one file; every error names the full key.

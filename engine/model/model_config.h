@@ -14,15 +14,15 @@
 
 namespace infertune {
 
-enum class ModelArch { Llama, Qwen2, Gemma3 };
+enum class ModelArch { Llama, Qwen2, Gemma3, Qwen3 };
 
 // How rotary embeddings pair up the dimensions of a head: llama rotates interleaved pairs (2i, 2i+1),
-// qwen2 and gemma3 ("NEOX" style) rotate the halves (i, i + n_rot/2).
+// qwen2, qwen3 and gemma3 ("NEOX" style) rotate the halves (i, i + n_rot/2).
 enum class RopeStyle { Interleaved, Neox };
 
 std::string_view model_arch_name(ModelArch arch);  // "llama", the GGUF general.architecture value
 std::optional<ModelArch> model_arch_from_name(std::string_view name);
-std::string supported_arch_names();  // "llama, qwen2" (for error messages)
+std::string supported_arch_names();  // "llama, qwen2, ..." (for error messages)
 RopeStyle rope_style(ModelArch arch);
 
 // Serialized as its name by nlohmann::json (found by ADL; no json include needed here).

@@ -48,6 +48,13 @@ ModelConfig gemma3_270m() {
   return c;
 }
 
+// Qwen3's heads are 128 wide whatever n_embd / n_head is.
+ModelConfig qwen3(const Shape& s) {
+  ModelConfig c = make_config(s);
+  c.head_dim = c.head_dim_v = c.n_rot = 128;
+  return c;
+}
+
 const std::vector<SynthPreset>& preset_table() {
   using enum ModelArch;
   static const std::vector<SynthPreset> presets = {
@@ -68,6 +75,9 @@ const std::vector<SynthPreset>& preset_table() {
       {"qwen2.5-7b", "Qwen2.5-7B shape",
        make_config({Qwen2, 3584, 28, 28, 4, 18944, 152064, 32768, 1000000.0f, 1e-6f, false})},
       {"gemma3-270m", "Gemma-3-270M shape (tied output, 256-wide heads, sliding window 512)", gemma3_270m()},
+      {"qwen3-0.6b", "Qwen3-0.6B shape (tied output, 128-wide heads)",
+       qwen3({Qwen3, 1024, 28, 16, 8, 3072, 151936, 40960, 1000000.0f, 1e-6f, true})},
+      {"qwen3-8b", "Qwen3-8B shape", qwen3({Qwen3, 4096, 36, 32, 8, 12288, 151936, 40960, 1000000.0f, 1e-6f, false})},
   };
   return presets;
 }

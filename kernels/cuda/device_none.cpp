@@ -57,6 +57,8 @@ int rms_norm(const float*, const float*, float, int64_t, int64_t, float*, void*)
 int add(float*, const float*, int64_t, void*) { return kNotCompiled; }
 int add_bias(float*, const float*, int64_t, int64_t, void*) { return kNotCompiled; }
 int silu_mul(const float*, const float*, int64_t, float*, void*) { return kNotCompiled; }
+int gelu_mul(const float*, const float*, int64_t, float*, void*) { return kNotCompiled; }
+int soft_cap(float*, int64_t, float, void*) { return kNotCompiled; }
 int rope(float*, int64_t, int, int, int, bool, const float*, const float*, void*) { return kNotCompiled; }
 int gather_rows(const float*, const uint32_t*, int64_t, int64_t, float*, void*) { return kNotCompiled; }
 int store_kv(const float*, int64_t, const uint32_t*, const KvLayerView&, void*) { return kNotCompiled; }

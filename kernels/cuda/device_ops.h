@@ -49,6 +49,11 @@ int add(float* x, const float* y, int64_t n, void* stream);
 int add_bias(float* x, const float* bias, int64_t n_rows, int64_t width, void* stream);
 // out[i] = silu(gate[i]) * up[i]; out may alias gate.
 int silu_mul(const float* gate, const float* up, int64_t n, float* out, void* stream);
+// out[i] = gelu(gate[i]) * up[i] (tanh approximation), evaluated as the CPU's gelu_mul (kernels/ops/gelu.h):
+// through half precision, so that the GPU and CPU layers agree; out may alias gate.
+int gelu_mul(const float* gate, const float* up, int64_t n, float* out, void* stream);
+// x[i] = cap * tanh(x[i] / cap): the soft cap of gemma's logits.
+int soft_cap(float* x, int64_t n, float cap, void* stream);
 // Rotates the first n_rot values of every head of x [n_tokens][n_heads * head_dim] by token t's angles
 // cos/sin [n_tokens][n_rot / 2] (computed on the host, every scaling mode included). neox: pairs
 // (i, i + n_rot / 2); otherwise (2i, 2i + 1).

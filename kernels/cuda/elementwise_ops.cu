@@ -1,5 +1,6 @@
 // The small per-token kernels of a transformer block on the GPU: RMSNorm, residual and bias adds, SwiGLU,
-// rope with host-computed angles, and row gathers.
+// GELU-gating, rope with host-computed angles, row gathers and the logits' soft cap.
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include "kernels/cuda/device_ops.h"
@@ -54,6 +55,28 @@ __global__ void silu_mul_kernel(const float* gate, const float* up, int64_t n, f
   }
 }
 
+// GELU as the CPU's kernels/ops/gelu.cpp evaluates it (ggml's CPU table): the input rounded to half precision,
+// the tanh approximation in float, the result rounded to half precision; 0 up to -10 and x from 10 on.
+__device__ float gelu_as_the_cpu(float x) {
+  constexpr float kSqrt2OverPi = 0.79788456080286535587989211986876f;
+  constexpr float kCubicCoefficient = 0.044715f;
+  if (x <= -10.0f) return 0.0f;
+  if (x >= 10.0f) return x;
+  const float h = __half2float(__float2half_rn(x));
+  const float g = 0.5f * h * (1.0f + tanhf(kSqrt2OverPi * h * (1.0f + kCubicCoefficient * h * h)));
+  return __half2float(__float2half_rn(g));
+}
+
+__global__ void gelu_mul_kernel(const float* gate, const float* up, int64_t n, float* out) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (i < n) out[i] = gelu_as_the_cpu(gate[i]) * up[i];
+}
+
+__global__ void soft_cap_kernel(float* x, int64_t n, float cap) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (i < n) x[i] = cap * tanhf(x[i] * (1.0f / cap));  // as the CPU computes it
+}
+
 // One thread per rotated pair of one head of one token.
 __global__ void rope_kernel(float* x, int64_t n_tokens, int n_heads, int head_dim, int n_rot, bool neox,
                             const float* cos, const float* sin) {
@@ -105,6 +128,18 @@ int add_bias(float* x, const float* bias, int64_t n_rows, int64_t width, void* s
 int silu_mul(const float* gate, const float* up, int64_t n, float* out, void* stream) {
   if (n == 0) return 0;
   silu_mul_kernel<<<blocks_for(n, kThreads), kThreads, 0, as_stream(stream)>>>(gate, up, n, out);
+  return cudaGetLastError();
+}
+
+int gelu_mul(const float* gate, const float* up, int64_t n, float* out, void* stream) {
+  if (n == 0) return 0;
+  gelu_mul_kernel<<<blocks_for(n, kThreads), kThreads, 0, as_stream(stream)>>>(gate, up, n, out);
+  return cudaGetLastError();
+}
+
+int soft_cap(float* x, int64_t n, float cap, void* stream) {
+  if (n == 0) return 0;
+  soft_cap_kernel<<<blocks_for(n, kThreads), kThreads, 0, as_stream(stream)>>>(x, n, cap);
   return cudaGetLastError();
 }
 

@@ -33,7 +33,7 @@ TEST(LlamaBenchOnlyFlags, DefaultsAreTakenAndOtherValuesRefusedByName) {
   ASSERT_FALSE(moe);
   EXPECT_EQ(moe.error().message,
             "-ncmoe (--n-cpu-moe) 8: infertune bench does not support keeping MoE experts on the CPU (infertune runs "
-            "dense models: llama, qwen2, gemma3); only llama-bench's default, 0, is taken");
+            "dense models: llama, qwen2, qwen3, gemma3); only llama-bench's default, 0, is taken");
 }
 
 TEST(LlamaBenchOnlyFlags, FlagsWithoutADefaultValueAreRefusedWhateverTheValue) {

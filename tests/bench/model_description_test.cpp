@@ -41,7 +41,7 @@ TEST(ModelDescription, SizeClassesOfLlamaFollowLlamaCppsTable) {
   EXPECT_EQ(llama_size_class(shape(ModelArch::Llama, 5)), "?B");
 }
 
-TEST(ModelDescription, SizeClassesOfQwen2AndGemma3) {
+TEST(ModelDescription, SizeClassesOfQwen2Qwen3AndGemma3) {
   EXPECT_EQ(llama_size_class(shape(ModelArch::Qwen2, 24, 896)), "1B");
   EXPECT_EQ(llama_size_class(shape(ModelArch::Qwen2, 24, 1024)), "0.5B");
   EXPECT_EQ(llama_size_class(shape(ModelArch::Qwen2, 28, 1536)), "1.5B");
@@ -52,6 +52,11 @@ TEST(ModelDescription, SizeClassesOfQwen2AndGemma3) {
   EXPECT_EQ(llama_size_class(shape(ModelArch::Gemma3, 18, 640)), "270M");
   EXPECT_EQ(llama_size_class(shape(ModelArch::Gemma3, 62, 5376)), "27B");
   EXPECT_EQ(llama_size_class(shape(ModelArch::Gemma3, 3)), "?B");
+  EXPECT_EQ(llama_size_class(shape(ModelArch::Qwen3, 28, 1024)), "0.6B");
+  EXPECT_EQ(llama_size_class(shape(ModelArch::Qwen3, 28, 2048)), "1.7B");
+  EXPECT_EQ(llama_size_class(shape(ModelArch::Qwen3, 36, 2560)), "4B");
+  EXPECT_EQ(llama_size_class(shape(ModelArch::Qwen3, 36, 4096)), "8B");
+  EXPECT_EQ(llama_size_class(shape(ModelArch::Qwen3, 64, 5120)), "32B");
 }
 
 TEST(ModelDescription, FileTypeFromTheFile) {

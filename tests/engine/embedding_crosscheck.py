@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """`infertune embedding` against llama.cpp's embeddings (llama-cpp-python's Llama.embed, normalize=True).
 
-Models: the f32 and Q8_0 llama fixtures, the Q8_0 qwen2 fixture, a synthesized tiny gemma3 in f32 (`infertune synth`),
+Models: the f32 and Q8_0 llama fixtures, the Q8_0 qwen2 fixture, a synthesized tiny gemma3 and qwen3 in f32 (`infertune
+synth`; qwen3 is the architecture of the Qwen3-Embedding models),
 the f32 llama fixture made bidirectional (llama.attention.causal = false, as an embedding model's file says), and
 Gemma 3 270M from the model cache when scripts/setup assembled it (skipped with a message otherwise). For each,
 with pooling mean, last and cls, the same four prompts (one with newlines inside, so they go in split at
@@ -46,6 +47,7 @@ except ImportError as e:
 THRESHOLDS = {  # the lowest cosine similarity allowed, per model
     "fixture-llama-f32": 0.99999,
     "gemma3-tiny-f32": 0.99999,
+    "qwen3-tiny-f32": 0.99999,
     "fixture-llama-f32-bidirectional": 0.99999,
     "fixture-llama-Q8_0": 0.9995,
     "fixture-qwen2-Q8_0": 0.9995,
@@ -121,9 +123,9 @@ def check_model(infertune: str, model: str, threshold: float) -> int:
     return failures
 
 
-def synthesized_gemma3(infertune: str, out_dir: str) -> str:
-    model = os.path.join(out_dir, "gemma3-tiny-f32.gguf")
-    subprocess.run([infertune, "synth", "--arch", "gemma3", "--preset", "tiny", "--type", "f32", "--seed", "5", "-t",
+def synthesized(infertune: str, arch: str, out_dir: str) -> str:
+    model = os.path.join(out_dir, f"{arch}-tiny-f32.gguf")
+    subprocess.run([infertune, "synth", "--arch", arch, "--preset", "tiny", "--type", "f32", "--seed", "5", "-t",
                     "2", "-o", model], check=True, capture_output=True)
     return model
 
@@ -134,7 +136,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as out_dir:
         models = [os.path.join(fixtures, "models", f"{name}.gguf")
                   for name in ("fixture-llama-f32", "fixture-llama-Q8_0", "fixture-qwen2-Q8_0")]
-        models.append(synthesized_gemma3(infertune, out_dir))
+        models += [synthesized(infertune, arch, out_dir) for arch in ("gemma3", "qwen3")]
         models.append(bidirectional_copy(os.path.join(fixtures, "models", "fixture-llama-f32.gguf"), out_dir))
         if os.path.exists(gemma_path()):
             models.append(gemma_path())

@@ -159,7 +159,8 @@ TEST_P(EmbeddingTest, BadInputsAreRefusedAndTheCacheIsLeftEmpty) {
   EXPECT_THAT(refused.error().message, HasSubstr("keeps logits"));
 }
 
-INSTANTIATE_TEST_SUITE_P(Archs, EmbeddingTest, ::testing::Values(ModelArch::Llama, ModelArch::Qwen2, ModelArch::Gemma3),
+INSTANTIATE_TEST_SUITE_P(Archs, EmbeddingTest,
+                         ::testing::Values(ModelArch::Llama, ModelArch::Qwen2, ModelArch::Gemma3, ModelArch::Qwen3),
                          [](const auto& info) { return std::string(model_arch_name(info.param)); });
 
 TEST(EmbeddingNorm, ScalesAsLlamaCppsModes) {

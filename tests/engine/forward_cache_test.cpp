@@ -168,7 +168,8 @@ TEST_P(ForwardCacheTest, DefaultContextIsLlamaCpps4096) {
   EXPECT_EQ(ctx.kv_bytes(), size_t{2} * c.n_layers * ctx.n_ctx() * c.k_dim() * sizeof(float));
 }
 
-INSTANTIATE_TEST_SUITE_P(Arch, ForwardCacheTest, ::testing::Values(ModelArch::Llama, ModelArch::Qwen2),
+INSTANTIATE_TEST_SUITE_P(Arch, ForwardCacheTest,
+                         ::testing::Values(ModelArch::Llama, ModelArch::Qwen2, ModelArch::Qwen3),
                          [](const auto& info) { return std::string(model_arch_name(info.param)); });
 
 }  // namespace

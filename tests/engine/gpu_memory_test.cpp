@@ -80,6 +80,15 @@ TEST(GpuMemory, ActivationsFollowTheUbatchAndTheBatchedProductsBuffers) {
   EXPECT_EQ(batch.logits, 64u * 100 * 4);
   EXPECT_EQ(batch.weights_f16, kF16ChunkValues * 2);
   EXPECT_EQ(batch.input_f16, 64u * 128 * 2);
+  EXPECT_EQ(batch.window_rope, 0u);
+
+  // A sliding window adds each token's windowed key range and a second table of rope angles.
+  c.sliding_window = 16;
+  const ActivationSizes windowed = activation_sizes(c, 64, true);
+  EXPECT_EQ(windowed.window_key_offset, 64u * 4);
+  EXPECT_EQ(windowed.window_n_keys, 64u * 4);
+  EXPECT_EQ(windowed.window_rope, batch.rope);
+  EXPECT_EQ(windowed.total(), batch.total() + 2 * 64 * 4 + 2 * batch.rope);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "engine/gpu/gpu_offload.h"
 #include "engine/model/model.h"
 #include "engine/settings/make_context.h"
+#include "forward_test_models.h"
 #include "kernels/cuda/cuda_devices.h"
 #include "test_support.h"
 
@@ -139,6 +140,68 @@ TEST(GpuOffloadOnGpu, TwoSharesAnswerAsOne) {
   const std::vector<float> two = logits_with({{0, {0, n / 2, false}}, {0, {n / 2, n, true}}});
   ASSERT_FALSE(one.empty());
   EXPECT_EQ(one, two);
+}
+
+// qwen3's per-head query and key norms run on the GPU (the fixtures are llama and qwen2, which have none): half the
+// layers and all of them give the CPU's logits. Leaving the norms out would move the logits by about their spread.
+TEST(GpuOffloadOnGpu, Qwen3HeadNormsGiveTheCpusLogits) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device visible";
+  auto model = test::load_tiny(ModelArch::Qwen3);
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  const std::vector<int32_t> tokens = {1, 5, 9, 200, 17, 300, 42, 8};
+  auto cpu = test::logits_all(**model, tokens, {.n_ctx = 64});
+  ASSERT_TRUE(cpu.ok()) << cpu.error().message;
+  for (int ngl : {2, 99}) {
+    SCOPED_TRACE(fmt::format("-ngl {}", ngl));
+    auto gpu = test::logits_all(**model, tokens, {.n_ctx = 64, .n_gpu_layers = ngl});
+    ASSERT_TRUE(gpu.ok()) << gpu.error().message;
+    EXPECT_LE(test::logits_diff(*gpu, *cpu).rms_over_std, 1e-3);
+  }
+}
+
+// gemma3 on the GPU: head norms, the norms after each sub-layer, GELU gating, sliding-window layers with their own
+// rope base (a 32-position window, crossed by the prompt and by the tokens decoded one at a time after it) and the
+// soft-capped logits of the output layer (-ngl 99) give the CPU's logits; so does --no-kv-offload, where the
+// CPU attends.
+TEST(GpuOffloadOnGpu, Gemma3GivesTheCpusLogits) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device visible";
+  auto shape = resolve_synth_model(std::string("gemma3"), std::string("tiny"), {});
+  ASSERT_TRUE(shape.ok()) << shape.error().message;
+  ASSERT_GT(shape->config.sliding_window, 0u);
+  shape->config.final_logit_softcap = 30.0f;
+  auto bytes = synthesize_in_memory({shape->config, "tiny", *file_type_from_name("f32"), {}, 3, 1});
+  ASSERT_TRUE(bytes.ok()) << bytes.error().message;
+  auto model = Model::from_bytes(std::move(*bytes));
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  std::vector<int32_t> prompt;
+  for (int32_t i = 0; i < 40; ++i) prompt.push_back(3 + (i * 37) % 500);
+  const std::vector<int32_t> next = {7, 99, 250, 3, 480, 61, 12, 333};
+  // The prompt's logits, then those of each next token decoded alone.
+  auto logits_with = [&](int ngl, bool kv_offload) {
+    std::vector<float> out;
+    auto ctx = Context::create(*model, {.n_ctx = 128, .n_gpu_layers = ngl, .kv_offload = kv_offload});
+    EXPECT_TRUE(ctx.ok()) << ctx.error().message;
+    if (!ctx.ok()) return out;
+    auto first = ctx->decode(prompt, Logits::All);
+    EXPECT_TRUE(first.ok()) << first.error().message;
+    if (!first.ok()) return out;
+    out.assign(first->begin(), first->end());
+    for (int32_t token : next) {
+      auto step = ctx->decode(std::vector<int32_t>{token}, Logits::Last);
+      EXPECT_TRUE(step.ok()) << step.error().message;
+      if (!step.ok()) return out;
+      out.insert(out.end(), step->begin(), step->end());
+    }
+    return out;
+  };
+  const std::vector<float> cpu = logits_with(0, true);
+  ASSERT_FALSE(cpu.empty());
+  for (auto [ngl, kv_offload] : {std::pair{2, true}, std::pair{99, true}, std::pair{99, false}}) {
+    SCOPED_TRACE(fmt::format("-ngl {}{}", ngl, kv_offload ? "" : " --no-kv-offload"));
+    const std::vector<float> gpu = logits_with(ngl, kv_offload);
+    ASSERT_EQ(gpu.size(), cpu.size());
+    EXPECT_LE(test::logits_diff(gpu, cpu).rms_over_std, 1e-3);
+  }
 }
 
 TEST(GpuOffloadOnGpu, SharesThatAreNotConsecutiveAreRefused) {

@@ -338,7 +338,7 @@ TEST(ModelConfig, RejectsUnsupportedArchitecture) {
   ModelParts parts = tiny_parts();
   parts.set("general.architecture", GgufValue{std::string("gemma")});
   EXPECT_THAT(error_of(parts),
-              HasSubstr("general.architecture = 'gemma' is not supported (supported: llama, qwen2, gemma3)"));
+              HasSubstr("general.architecture = 'gemma' is not supported (supported: llama, qwen2, gemma3, qwen3)"));
 }
 
 TEST(ModelConfig, RejectsMissingHyperParameter) {
@@ -395,6 +395,22 @@ TEST(ModelConfig, Qwen2BiasShapeIsChecked) {
   parts.tensor("blk.2.attn_v.bias").dims = {256};
   EXPECT_THAT(error_of(parts),
               HasSubstr("tensor 'blk.2.attn_v.bias': expected [n_head_kv * head_dim_v] = [64], found [256]"));
+}
+
+TEST(ModelConfig, Qwen3RequiresItsHeadNormsOfHeadDim) {
+  ModelParts parts = tiny_parts(ModelArch::Qwen3);
+  ASSERT_TRUE(read_parts(parts).ok());
+  ModelParts wide = parts;
+  wide.tensor("blk.1.attn_q_norm.weight").dims = {256};
+  EXPECT_THAT(error_of(wide), HasSubstr("tensor 'blk.1.attn_q_norm.weight': expected [head_dim] = [32], found [256]"));
+  parts.erase_tensors([](const std::string& name) { return name == "blk.3.attn_k_norm.weight"; });
+  EXPECT_THAT(error_of(parts), HasSubstr("missing tensor 'blk.3.attn_k_norm.weight'"));
+}
+
+TEST(ModelConfig, Qwen3RejectsQwen2Biases) {
+  ModelParts parts = tiny_parts(ModelArch::Qwen3);
+  parts.tensors.push_back({"blk.0.attn_q.bias", {256}, GgmlType::F32});
+  EXPECT_THAT(error_of(parts), HasSubstr("unexpected tensor 'blk.0.attn_q.bias' for architecture qwen3"));
 }
 
 TEST(ModelConfig, LlamaRejectsQwen2Biases) {

@@ -128,6 +128,23 @@ TEST(SynthPresets, ShapesOfTheLargerPresets) {
   const ModelConfig q7 = preset_config("qwen2.5-7b");
   EXPECT_EQ(q7.n_vocab, 152064u);
   EXPECT_FALSE(q7.tied_output);
+
+  // Qwen3-0.6B: heads 128 wide where n_embd / n_head is 64, so the query projection is wider than n_embd.
+  const ModelConfig q3 = preset_config("qwen3-0.6b");
+  EXPECT_EQ(q3.arch, ModelArch::Qwen3);
+  EXPECT_EQ(q3.head_dim, 128u);
+  EXPECT_TRUE(q3.tied_output);
+  const auto q3_tensors = expected_tensors(q3);
+  EXPECT_EQ(q3_tensors.size(), 2u + 28u * 11u);  // token_embd, output_norm, 11 per block; no biases
+  auto named = [&](std::string_view name) {
+    return std::find_if(q3_tensors.begin(), q3_tensors.end(), [&](const auto& t) { return t.name == name; });
+  };
+  ASSERT_NE(named("blk.0.attn_q.weight"), q3_tensors.end());
+  EXPECT_EQ(named("blk.0.attn_q.weight")->dims, (std::vector<uint64_t>{1024, 2048}));
+  ASSERT_NE(named("blk.27.attn_k_norm.weight"), q3_tensors.end());
+  EXPECT_EQ(named("blk.27.attn_k_norm.weight")->dims, (std::vector<uint64_t>{128}));
+  EXPECT_EQ(named("blk.0.attn_q.bias"), q3_tensors.end());
+  EXPECT_FALSE(preset_config("qwen3-8b").tied_output);
 }
 
 TEST(SynthPresets, OverridesReplaceThePresetValues) {
@@ -172,7 +189,8 @@ TEST(SynthPresets, BadValuesGiveClearErrors) {
     return model.ok() ? std::string() : model.error().message;
   };
   EXPECT_THAT(error(std::nullopt, "llama-70b"), HasSubstr("--preset 'llama-70b' is unknown (presets: tiny, llama-1b"));
-  EXPECT_THAT(error("gpt2", "tiny"), HasSubstr("--arch 'gpt2' is not supported (supported: llama, qwen2, gemma3)"));
+  EXPECT_THAT(error("gpt2", "tiny"),
+              HasSubstr("--arch 'gpt2' is not supported (supported: llama, qwen2, gemma3, qwen3)"));
   EXPECT_THAT(error(std::nullopt, std::nullopt), HasSubstr("give --preset"));
   EXPECT_THAT(error(std::nullopt, "tiny", shape({{"dim", 250}})),
               HasSubstr("--dim 250 is not divisible by --heads 8 (the preset's)"));

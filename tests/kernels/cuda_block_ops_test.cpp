@@ -14,6 +14,7 @@
 #include "kernels/cuda/device_ops.h"
 #include "kernels/ggml_type.h"
 #include "kernels/ops/elementwise.h"
+#include "kernels/ops/gelu.h"
 #include "kernels/ops/rms_norm.h"
 #include "kernels/ops/rope.h"
 #include "kernels/quant.h"
@@ -71,6 +72,35 @@ TEST(CudaBlockOps, SiluMulAndAddMatchTheCpu) {
   ASSERT_EQ(cuda::add(static_cast<float*>(dg.get()), static_cast<float*>(du.get()), n, nullptr), 0);
   for (size_t i = 0; i < n; ++i) want[i] += up[i];
   expect_close(test::to_host<float>(dg, n), want, 1e-5, "add");
+}
+
+// The GPU's GELU goes through half precision as the CPU's table does, so the two agree to float rounding of the
+// product, across the table's range and past both of its ends (|x| >= 10).
+TEST(CudaBlockOps, GeluMulMatchesTheCpusTable) {
+  INFERTUNE_SKIP_WITHOUT_GPU();
+  const size_t n = 20000;
+  auto gate = random_values(n, 5, 6.0f);
+  gate[0] = -10.0f, gate[1] = 10.0f, gate[2] = -25.0f, gate[3] = 31.5f, gate[4] = 0.0f;
+  const auto up = random_values(n, 6);
+  std::vector<float> want(n);
+  gelu_mul(gate, up, want);
+  const auto dg = test::to_device(gate);
+  const auto du = test::to_device(up);
+  ASSERT_EQ(cuda::gelu_mul(static_cast<float*>(dg.get()), static_cast<float*>(du.get()), n,
+                           static_cast<float*>(dg.get()), nullptr),
+            0);
+  expect_close(test::to_host<float>(dg, n), want, 1e-5, "gelu_mul");
+}
+
+TEST(CudaBlockOps, SoftCapMatchesTheDefinition) {
+  INFERTUNE_SKIP_WITHOUT_GPU();
+  const float cap = 30.0f;
+  const auto x = random_values(5000, 7, 40.0f);
+  std::vector<float> want(x.size());
+  for (size_t i = 0; i < x.size(); ++i) want[i] = cap * std::tanh(x[i] / cap);
+  const auto dx = test::to_device(x);
+  ASSERT_EQ(cuda::soft_cap(static_cast<float*>(dx.get()), static_cast<int64_t>(x.size()), cap, nullptr), 0);
+  expect_close(test::to_host<float>(dx, x.size()), want, 1e-5, "soft_cap");
 }
 
 TEST(CudaBlockOps, RopeMatchesTheCpuInBothLayouts) {
