@@ -3,7 +3,8 @@
 input: for every file type, and for --pure, --output-tensor-type, --token-embedding-type, --leave-output-tensor and
 --allow-requantize, every tensor must have llama.cpp's type and exactly its bytes, and the metadata must hold the
 same keys and values. Inputs: the F32 llama and qwen2 fixtures, and synthetic F16/BF16 models that reach the mixes'
-per-layer rules (16 layers) and the fallbacks for rows that do not fit a 256-value block (width 320).
+per-layer rules (16 layers) and the fallbacks for rows that do not fit a 256-value block (width 320), and a qwen3
+(its per-head norms among the tensors).
 
 usage: quantize_crosscheck.py INFERTUNE FIXTURES_DIR WORKDIR
 Exits 77 (skipped) when llama_cpp or gguf cannot be imported."""
@@ -43,7 +44,8 @@ def main():
     models = os.path.join(fixtures, "models")
     sources = [os.path.join(models, "fixture-llama-f32.gguf"), os.path.join(models, "fixture-qwen2-f32.gguf")]
     for name, args in [("deep-f16", ["--preset", "tiny", "--layers", "16", "--type", "f16"]),
-                       ("wide-bf16", ["--preset", "tiny", "--dim", "320", "--ffn", "640", "--type", "bf16"])]:
+                       ("wide-bf16", ["--preset", "tiny", "--dim", "320", "--ffn", "640", "--type", "bf16"]),
+                       ("qwen3-f16", ["--arch", "qwen3", "--preset", "tiny", "--type", "f16"])]:
         path = os.path.join(work, f"{name}.gguf")
         subprocess.run([infertune, "synth", *args, "-o", path], check=True, capture_output=True)
         sources.append(path)
