@@ -20,7 +20,6 @@ import glob
 import math
 import os
 import re
-import subprocess
 import sys
 
 try:
@@ -30,6 +29,10 @@ try:
 except ImportError:
     print("SKIP: Python package 'llama-cpp-python' is not installed (scripts/setup installs it)")
     sys.exit(77)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from logits_compare import infertune_greedy, relative_diff, run  # noqa: E402
+import logits_compare  # noqa: E402
 
 SYNTH_RMS = 1e-4
 SYNTH_MAX = 1e-3
@@ -67,17 +70,8 @@ def real_model_path() -> str:
     return os.path.join(cache, "infertune", "models", "gemma-3-270m-q4_k_m.gguf")
 
 
-def run(cmd: list, **kw) -> subprocess.CompletedProcess:
-    result = subprocess.run(cmd, capture_output=True, text=True, **kw)
-    if result.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd[:3])}... exited {result.returncode}: {result.stderr[-600:]}")
-    return result
-
-
 def infertune_logits(infertune: str, model: str, ids: list, out: str, cache_type: str) -> np.ndarray:
-    run([infertune, "run", "-m", model, "--prompt-tokens", ",".join(map(str, ids)), "-n", "0", "-t", "2",
-         "-c", "1024", "-ctk", cache_type, "-ctv", cache_type, "--logits-out", out])
-    return np.fromfile(out, dtype="<f4").reshape(len(ids), -1).astype(np.float64)
+    return logits_compare.infertune_logits(infertune, model, ids, out, cache_type, 1024)
 
 
 def llama_logits(model: str, ids: list, cache_type: int) -> np.ndarray:
@@ -85,12 +79,6 @@ def llama_logits(model: str, ids: list, cache_type: int) -> np.ndarray:
                 type_k=cache_type, type_v=cache_type, flash_attn=False, verbose=False)
     llm.eval(ids)
     return np.array(llm.scores[: llm.n_tokens], dtype=np.float64)
-
-
-def relative_diff(got: np.ndarray, ref: np.ndarray) -> tuple:
-    d = got - ref
-    std = float(ref.std())
-    return float(np.sqrt(np.mean(d * d)) / std), float(np.abs(d).max() / std)
 
 
 def check_synthetic(infertune: str, out_dir: str) -> int:
@@ -136,12 +124,6 @@ def llama_greedy(llm: Llama, ids: list, n: int) -> list:
     return out
 
 
-def our_greedy(infertune: str, model: str, ids: list, n: int) -> list:
-    result = run([infertune, "run", "-m", model, "--prompt-tokens", ",".join(map(str, ids)), "-n", str(n),
-                  "--temp", "0", "-t", "2", "--print-ids"])
-    return [int(t) for t in re.findall(r"-?\d+", result.stdout)]
-
-
 def near_tie_gap(llm: Llama, context: list, token: int) -> float:
     """How far below llama.cpp's best logit (in standard deviations of the row) our token is, after `context`."""
     ref = Llama(model_path=llm.model_path, n_ctx=1024, n_batch=1024, n_threads=2, logits_all=True, verbose=False)
@@ -163,7 +145,7 @@ def check_prompts(infertune: str, model: str, llm: Llama, out_dir: str) -> int:
         print(f"{'ok  ' if ok else 'FAIL'} logits of prompt {i} ({len(ids)} tokens): rms/std {rms:.2e}, "
               f"max/std {worst:.2e}, same argmax {100 * same_top:.0f}%")
         ref_greedy = llama_greedy(llm, ids, GREEDY_TOKENS)
-        got_greedy = our_greedy(infertune, model, ids, GREEDY_TOKENS)
+        got_greedy = infertune_greedy(infertune, model, ids, GREEDY_TOKENS)
         agree = next((j for j, (a, b) in enumerate(zip(got_greedy, ref_greedy)) if a != b),
                      min(len(got_greedy), len(ref_greedy)))
         # run stops at the end of generation (<eos>, <end_of_turn>), where llama.cpp's generator goes on.

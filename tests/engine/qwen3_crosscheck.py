@@ -15,8 +15,6 @@
 usage: qwen3_crosscheck.py INFERTUNE OUT_DIR
 Exits 77 (ctest's SKIP_RETURN_CODE) when llama-cpp-python is not installed."""
 import os
-import re
-import subprocess
 import sys
 
 try:
@@ -26,6 +24,9 @@ try:
 except ImportError:
     print("SKIP: Python package 'llama-cpp-python' is not installed (scripts/setup installs it)")
     sys.exit(77)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from logits_compare import infertune_greedy, infertune_logits, relative_diff, run  # noqa: E402
 
 F32_RMS = 1e-4
 F32_MAX = 1e-3
@@ -45,22 +46,9 @@ MODELS = [
 ]
 
 
-def run(cmd: list) -> subprocess.CompletedProcess:
-    result = subprocess.run(cmd, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd[:3])}... exited {result.returncode}: {result.stderr[-600:]}")
-    return result
-
-
 def prompt_ids(n: int) -> list:
     # BOS, then ordinary tokens of the synthetic vocabulary (ids 3.. are bytes and merges).
     return [1] + [3 + (i * 97 + 13) % 509 for i in range(n - 1)]
-
-
-def infertune_logits(infertune: str, model: str, ids: list, out: str) -> np.ndarray:
-    run([infertune, "run", "-m", model, "--prompt-tokens", ",".join(map(str, ids)), "-n", "0", "-t", "2",
-         "-c", str(N_CTX), "-ctk", "f32", "-ctv", "f32", "--logits-out", out])
-    return np.fromfile(out, dtype="<f4").reshape(len(ids), -1).astype(np.float64)
 
 
 def llama(model: str) -> Llama:
@@ -74,15 +62,9 @@ def llama_logits(model: str, ids: list) -> np.ndarray:
     return np.array(llm.scores[: llm.n_tokens], dtype=np.float64)
 
 
-def relative_diff(got: np.ndarray, ref: np.ndarray) -> tuple:
-    d = got - ref
-    std = float(ref.std())
-    return float(np.sqrt(np.mean(d * d)) / std), float(np.abs(d).max() / std)
-
-
 def check_logits(infertune: str, name: str, model: str, exact: bool, out_dir: str) -> int:
     ids = prompt_ids(N_TOKENS)
-    ours = infertune_logits(infertune, model, ids, os.path.join(out_dir, f"{name}.logits"))
+    ours = infertune_logits(infertune, model, ids, os.path.join(out_dir, f"{name}.logits"), "f32", N_CTX)
     ref = llama_logits(model, ids)
     rms, worst = relative_diff(ours, ref)
     ok = rms <= F32_RMS and worst <= F32_MAX if exact else rms <= QUANT_RMS
@@ -101,15 +83,9 @@ def llama_greedy(model: str, ids: list) -> list:
     return out
 
 
-def our_greedy(infertune: str, model: str, ids: list) -> list:
-    result = run([infertune, "run", "-m", model, "--prompt-tokens", ",".join(map(str, ids)), "-n",
-                  str(GREEDY_TOKENS), "--temp", "0", "-t", "2", "-c", str(N_CTX), "--print-ids"])
-    return [int(t) for t in re.findall(r"-?\d+", result.stdout)]
-
-
 def check_greedy(infertune: str, name: str, model: str) -> int:
     ids = prompt_ids(12)
-    ref, got = llama_greedy(model, ids), our_greedy(infertune, model, ids)
+    ref, got = llama_greedy(model, ids), infertune_greedy(infertune, model, ids, GREEDY_TOKENS)
     agree = next((j for j, (a, b) in enumerate(zip(got, ref)) if a != b), min(len(got), len(ref)))
     gap = 0.0
     if agree < min(len(got), len(ref)):
