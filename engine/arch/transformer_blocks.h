@@ -85,6 +85,10 @@ void rope_queries_keys(const RopeParams& rope, const KvUbatch& kv, size_t n_toke
 void store_kv(KvCache& cache, uint32_t layer, const KvUbatch& kv, size_t n_tokens, std::span<const float> k,
               std::span<const float> v);
 
+// The index in g.key_cells of the first key row i of group g sees on a layer with a sliding `window`: the first at a
+// position past pos - window (0 without a window).
+uint32_t window_start(const KvUbatch& kv, const KvAttentionGroup& g, size_t i, uint32_t window);
+
 // Multi-head attention with grouped KV heads over the cache: query head h of token t attends to the keys
 // its KvUbatch group lists for it (its sequence's cells at positions up to its own) in KV head h / n_gqa,
 // scores scaled by config.attention_score_scale(), with the flash or the standard kernel (kv.flash_attention) of the
@@ -95,10 +99,6 @@ void store_kv(KvCache& cache, uint32_t layer, const KvUbatch& kv, size_t n_token
 // On a sliding layer (config.is_sliding_layer) a token at position p sees only keys at positions past
 // p - sliding_window: its rows whose window starts after the sequence's first key become problems of their
 // own, over the window's cells.
-// The index in g.key_cells of the first key row i of group g sees on a layer with a sliding `window`: the first at a
-// position past pos - window (0 without a window).
-uint32_t window_start(const KvUbatch& kv, const KvAttentionGroup& g, size_t i, uint32_t window);
-
 Status causal_attention(const ParallelFor& threads, const KvCache& cache, uint32_t layer, const ModelConfig& config,
                         const KvUbatch& kv, size_t n_tokens, std::span<const float> q, std::span<float> out,
                         std::span<AttentionScratch> scratch);

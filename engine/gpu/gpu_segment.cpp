@@ -1,7 +1,6 @@
 #include "engine/gpu/gpu_segment.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdlib>
 #include <string_view>
 #include <tuple>
