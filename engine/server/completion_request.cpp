@@ -188,6 +188,19 @@ Result<std::vector<CompletionPrompt>> parse_prompts(const json& value, std::stri
   return out;
 }
 
+namespace {
+
+// llama-server's per-request reasoning_format; absent: the server's --reasoning-format.
+Result<ReasoningFormat> parse_reasoning_format(const json& body, ReasoningFormat fallback) {
+  const auto it = body.find("reasoning_format");
+  if (it == body.end() || it->is_null()) return fallback;
+  const auto format = it->is_string() ? reasoning_format_from_name(it->get<std::string>()) : std::nullopt;
+  if (!format) return fail("reasoning_format must be one of {}, not {}", kReasoningFormatNames, shown(*it));
+  return *format;
+}
+
+}  // namespace
+
 Result<CompletionRequest> parse_completion_request(const json& body, Endpoint endpoint, const RequestLimits& limits,
                                                    std::string_view raw_body) {
   if (!body.is_object()) return fail("the request body must be a JSON object");
@@ -218,6 +231,9 @@ Result<CompletionRequest> parse_completion_request(const json& body, Endpoint en
   auto grammar = parse_output_constraint(body, raw_body);
   if (!grammar) return grammar.error();
   r.grammar = *grammar ? std::move(*grammar) : limits.grammar;
+  auto reasoning = parse_reasoning_format(body, limits.reasoning_format);
+  if (!reasoning) return reasoning.error();
+  r.reasoning_format = *reasoning;
   auto stream = bool_field(body, "stream", false);
   if (!stream) return stream.error();
   r.stream = *stream;

@@ -17,6 +17,7 @@
 #include "engine/grammar/grammar.h"
 #include "engine/sampling/sampling_params.h"
 #include "engine/server/chat_template.h"
+#include "engine/server/reasoning_split.h"
 #include "kernels/result.h"
 
 namespace infertune {
@@ -32,6 +33,7 @@ struct RequestLimits {
   SamplingParams defaults{};                 // the server's sampling flags: what an absent field means
   std::optional<uint32_t> max_tokens{};      // the server's -n; absent: until end of generation or a full context
   std::shared_ptr<const Grammar> grammar{};  // the server's --grammar / --json-schema: for requests that bring none
+  ReasoningFormat reasoning_format = ReasoningFormat::deepseek;  // the server's --reasoning-format
 };
 
 inline constexpr size_t kMaxPrompts = 64;  // completions to generate for one request: prompts x n
@@ -63,6 +65,8 @@ struct CompletionRequest {
   bool return_tokens = false;            // llama.cpp's /completion: the generated ids in the final object
   // grammar, json_schema or response_format (output_constraint.h): the reply is a sentence of this grammar
   std::shared_ptr<const Grammar> grammar{};
+  // chat: llama-server's reasoning_format, whether a reply's <think> part goes to reasoning_content
+  ReasoningFormat reasoning_format = ReasoningFormat::deepseek;
 };
 
 // A "prompt" (or an embedding request's "input"): a string, an array of token ids, or an array of up to

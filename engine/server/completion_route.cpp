@@ -74,6 +74,7 @@ struct Progress {
   size_t index = 0;  // of the completion among the request's: prompt i's choice j is i * n + j
   bool want_logprobs = false;
   TextStream text;
+  ReasoningSplit reasoning;  // chat: the <think> part apart from the answer (none elsewhere)
   Usage usage;
   std::vector<GeneratedToken> pending_logprobs;  // since the last chunk (a whole reply: all of them)
   size_t logprob_offset = 0;
@@ -130,8 +131,15 @@ json take_logprobs(Progress& p, const Tokenizer& tokenizer) {
   return j;
 }
 
-// One piece of a completion's text as the endpoint streams it.
-json text_chunk(Progress& p, const Tokenizer& tokenizer, const std::string& text) {
+// One piece of a completion's text as the endpoint streams it (`last`: the completion's last piece). Nothing when a
+// chat reply's reasoning split holds the whole piece back and no log-probabilities wait.
+std::optional<json> text_chunk(Progress& p, const Tokenizer& tokenizer, const std::string& text, bool last = false) {
+  if (p.header.endpoint == Endpoint::chat) {
+    SplitText split = last ? p.reasoning.finish(text) : p.reasoning.push(text);
+    if (split.reasoning.empty() && split.content.empty() && p.pending_logprobs.empty()) return std::nullopt;
+    return chunk_json(p.header, p.index, split.content, std::nullopt, false, take_logprobs(p, tokenizer),
+                      split.reasoning);
+  }
   json logprobs = take_logprobs(p, tokenizer);
   if (p.header.endpoint != Endpoint::native)
     return chunk_json(p.header, p.index, text, std::nullopt, false, std::move(logprobs));
@@ -214,7 +222,11 @@ bool close_stream(ServingLoop& loop, Pending& one, const Tokenizer& tokenizer, h
   if (p.stopped_by_text) loop.cancel(one.channel);
   const std::string tail = std::exchange(p.unsent_text, {}) + p.text.finish();
   const bool native_ids = p.header.endpoint == Endpoint::native && !p.chunk_tokens.empty();
-  if ((!tail.empty() || native_ids) && !write_event(sink, text_chunk(p, tokenizer, tail))) return false;
+  const bool chat = p.header.endpoint == Endpoint::chat;  // its reasoning split may hold text back
+  if (!tail.empty() || native_ids || chat) {
+    const std::optional<json> chunk = text_chunk(p, tokenizer, tail, true);
+    if (chunk && !write_event(sink, *chunk)) return false;
+  }
   if (p.header.endpoint == Endpoint::native) {  // llama.cpp's stream ends with the final object, no [DONE]
     return write_event(sink, native_final_json("", finish_native_summary(p), nullptr));
   }
@@ -228,8 +240,10 @@ bool stream_news(ServingLoop& loop, Pending& one, const Tokenizer& tokenizer, ht
   for (RequestChannel::Update& update : one_per_token(one.channel->wait(std::chrono::milliseconds(0)))) {
     std::optional<std::string> text = ready_text(p, absorb(p, tokenizer, update));
     if (!text) continue;
+    const std::optional<json> chunk = text_chunk(p, tokenizer, *text);
+    if (!chunk) continue;
     wrote = true;
-    if (!write_event(sink, text_chunk(p, tokenizer, *text))) return false;
+    if (!write_event(sink, *chunk)) return false;
   }
   if (!p.reason || *p.reason == FinishReason::error) return true;
   wrote = true;
@@ -306,7 +320,11 @@ json whole_body(std::vector<Pending>& all, std::vector<std::string>& texts, cons
   std::vector<CompletionChoice> choices;
   for (size_t i = 0; i < all.size(); ++i) {
     Progress& p = all[i].progress;
-    choices.push_back({.text = std::move(texts[i]), .reason = *p.reason, .logprobs = take_logprobs(p, tokenizer)});
+    SplitText split = p.reasoning.finish(texts[i]);  // all of it is content but in a chat reply that thinks
+    choices.push_back({.text = std::move(split.content),
+                       .reasoning = std::move(split.reasoning),
+                       .reason = *p.reason,
+                       .logprobs = take_logprobs(p, tokenizer)});
   }
   return completion_json(all.front().progress.header, std::move(choices), total_usage(all));
 }
@@ -389,6 +407,7 @@ Progress progress_for(const CompletionRoute& route, const CompletionRequest& req
   p.want_logprobs = request.top_logprobs.has_value();
   p.return_tokens = request.return_tokens && !request.stream;  // llama-server's stream ends with []
   p.text = TextStream(request.stop);
+  if (header.endpoint == Endpoint::chat) p.reasoning = ReasoningSplit(request.reasoning_format);
   p.usage.prompt_tokens = job.prompt.size();
   if (header.endpoint == Endpoint::native) {
     const ServedModel& served = *route.served;

@@ -76,6 +76,7 @@ json completion_json(const ResponseHeader& h, std::vector<CompletionChoice> choi
     json choice = {{"index", i}, {"logprobs", std::move(c.logprobs)}, {"finish_reason", finish_reason_name(c.reason)}};
     if (h.endpoint == Endpoint::chat) {
       choice["message"] = {{"role", "assistant"}, {"content", std::move(c.text)}};
+      if (!c.reasoning.empty()) choice["message"]["reasoning_content"] = std::move(c.reasoning);
     } else {
       choice["text"] = std::move(c.text);
     }
@@ -86,7 +87,7 @@ json completion_json(const ResponseHeader& h, std::vector<CompletionChoice> choi
 }
 
 json chunk_json(const ResponseHeader& h, size_t index, const std::string& text, std::optional<FinishReason> reason,
-                bool first, json logprobs) {
+                bool first, json logprobs, const std::string& reasoning) {
   json out = base(h, true);
   json choice = {{"index", index},
                  {"logprobs", std::move(logprobs)},
@@ -94,7 +95,8 @@ json chunk_json(const ResponseHeader& h, size_t index, const std::string& text, 
   if (h.endpoint == Endpoint::chat) {
     json delta = json::object();
     if (first) delta["role"] = "assistant";
-    if (!reason) delta["content"] = text;
+    if (!reason && !reasoning.empty()) delta["reasoning_content"] = reasoning;
+    if (!reason && (!text.empty() || reasoning.empty())) delta["content"] = text;
     choice["delta"] = delta;
   } else {
     choice["text"] = text;

@@ -40,6 +40,7 @@ nlohmann::json logprobs_json(Endpoint endpoint, const Tokenizer& tokenizer, cons
 // One choice of a whole response.
 struct CompletionChoice {
   std::string text;
+  std::string reasoning;  // chat: message.reasoning_content (reasoning_split.h), left out when empty
   FinishReason reason = FinishReason::stop;
   nlohmann::json logprobs;  // null when none were asked for
 };
@@ -47,10 +48,12 @@ struct CompletionChoice {
 // The whole (non-streamed) response: its choices in order (a choice's index is its position).
 nlohmann::json completion_json(const ResponseHeader& h, std::vector<CompletionChoice> choices, const Usage& usage);
 
-// One streamed chunk of choice `index`: a text delta (chat: the first one also carries the role), or the last one
-// with its finish_reason (reason set, text empty).
+// One streamed chunk of choice `index`: a text delta (chat: the first one also carries the role, and `reasoning` is
+// delta.reasoning_content, where content is left out when it is empty), or the last one with its finish_reason (reason
+// set, text empty).
 nlohmann::json chunk_json(const ResponseHeader& h, size_t index, const std::string& text,
-                          std::optional<FinishReason> reason, bool first, nlohmann::json logprobs);
+                          std::optional<FinishReason> reason, bool first, nlohmann::json logprobs,
+                          const std::string& reasoning = {});
 // The chunk stream_options.include_usage asks for at the end: no choices, the usage.
 nlohmann::json usage_chunk_json(const ResponseHeader& h, const Usage& usage);
 

@@ -64,7 +64,8 @@ struct ServeFlags {
   SamplingParams sampling;
   GrammarFlags grammar;  // the constraint of requests that bring none
   bool embeddings = false;
-  std::string pooling;  // empty: the model's
+  std::string pooling;                    // empty: the model's
+  std::string reasoning_format = "auto";  // --reasoning-format: what a chat reply's <think> part becomes
   ForeignFlagText llama_server;
 };
 
@@ -269,6 +270,7 @@ Result<Running> load(const ServeFlags& flags, ServerMetrics& metrics, ServedMode
                    .max_tokens = flags.n_predict < 0 ? std::nullopt
                                                      : std::optional<uint32_t>(static_cast<uint32_t>(flags.n_predict))};
   served.limits.grammar = *grammar;
+  served.limits.reasoning_format = *reasoning_format_from_name(flags.reasoning_format);  // checked by the flag
   if (bidirectional) {
     served.completions_refused =
         "the model's attention is bidirectional (attention.causal = false): this server computes embeddings only";
@@ -397,6 +399,14 @@ void add_serve_command(Subcommands& commands) {
       ->check([](const std::string& name) {
         auto p = parse_pooling(name);
         return p ? std::string() : p.error().message;
+      });
+  app->add_option("--reasoning-format", flags->reasoning_format,
+                  "What a chat reply that opens with <think> gives: auto or deepseek (the default, auto) put the "
+                  "thought in message.reasoning_content and the rest in content; none keeps it all in content")
+      ->check([](const std::string& name) {
+        return reasoning_format_from_name(name)
+                   ? std::string()
+                   : fmt::format("--reasoning-format {}: must be one of {}", name, kReasoningFormatNames);
       });
   add_sampling_flags(*app, flags->sampling);
   add_grammar_flags(*app, flags->grammar);
