@@ -15,8 +15,9 @@ struct FamilyInfo {
 };
 
 // In the order a template is tested: a template with <|im_start|> is chatml whatever else it mentions.
-constexpr std::array<FamilyInfo, 6> kFamilies = {{
+constexpr std::array<FamilyInfo, 7> kFamilies = {{
     {ChatFamily::chatml, "chatml", {"<|im_start|>", ""}},
+    {ChatFamily::deepseek3, "deepseek3", {"<｜User｜>", "<｜Assistant｜>"}},
     {ChatFamily::llama3, "llama3", {"<|start_header_id|>", "<|eot_id|>"}},
     {ChatFamily::gemma, "gemma", {"<start_of_turn>", ""}},
     {ChatFamily::phi3, "phi3", {"<|user|>", "<|end|>"}},
@@ -32,7 +33,8 @@ struct FamilyTokens {
   std::array<std::string_view, 2> tokens;  // both in the vocabulary
 };
 
-constexpr std::array<FamilyTokens, 4> kFamilyTokens = {{
+constexpr std::array<FamilyTokens, 5> kFamilyTokens = {{
+    {ChatFamily::deepseek3, {"<｜User｜>", "<｜Assistant｜>"}},
     {ChatFamily::gemma, {"<start_of_turn>", "<end_of_turn>"}},
     {ChatFamily::llama3, {"<|start_header_id|>", "<|eot_id|>"}},
     {ChatFamily::chatml, {"<|im_start|>", "<|im_end|>"}},
@@ -170,6 +172,25 @@ Result<std::string> render_phi3(std::span<const ChatMessage> messages, bool /*ge
   return out;
 }
 
+// As llama.cpp writes DeepSeek-V3's: a system message wherever it stands, followed by a blank line.
+Result<std::string> render_deepseek3(std::span<const ChatMessage> messages, bool generation) {
+  std::string out;
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const ChatMessage& m = messages[i];
+    if (m.role == "system") {
+      out += fmt::format("{}\n\n", m.content);
+    } else if (m.role == "user") {
+      out += fmt::format("<｜User｜>{}", m.content);
+    } else if (m.role == "assistant") {
+      out += fmt::format("<｜Assistant｜>{}<｜end▁of▁sentence｜>", m.content);
+    } else {
+      return unsupported_role(m, i, ChatFamily::deepseek3, "system, user, assistant").error();
+    }
+  }
+  if (generation) out += "<｜Assistant｜>";
+  return out;
+}
+
 }  // namespace
 
 Result<ChatTemplate> ChatTemplate::from_jinja(std::string_view source) {
@@ -227,6 +248,8 @@ Result<std::string> ChatTemplate::render(std::span<const ChatMessage> messages, 
       return render_llama2(messages, add_generation_prompt, special);
     case ChatFamily::gemma:
       return render_gemma(messages, add_generation_prompt);
+    case ChatFamily::deepseek3:
+      return render_deepseek3(messages, add_generation_prompt);
     case ChatFamily::phi3:
       return render_phi3(messages, add_generation_prompt);
   }

@@ -12,6 +12,8 @@
 //   gemma    <start_of_turn>user\n{content}<end_of_turn>\n, the assistant's role written "model", a system
 //            message prepended to the first user message
 //   phi3     <|user|>\n{content}<|end|>\n<|assistant|>\n ...
+//   deepseek3  {system}\n\n<｜User｜>{user}<｜Assistant｜>{assistant}<｜end▁of▁sentence｜> ...  (DeepSeek-V3,
+//            R1 and the R1 distills of Qwen and Llama, whose replies open with <think>: reasoning_split.h)
 //
 // A template of none of these is an error that says so and names --chat-template, which picks a family by
 // name. A file without a template gets the family whose turn markers its vocabulary has as tokens (a Gemma file
@@ -32,7 +34,7 @@ struct ChatMessage {
   std::string content;
 };
 
-enum class ChatFamily { chatml, llama3, mistral, llama2, gemma, phi3 };
+enum class ChatFamily { chatml, llama3, mistral, llama2, gemma, phi3, deepseek3 };
 
 class ChatTemplate {
  public:

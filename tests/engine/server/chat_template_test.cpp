@@ -32,6 +32,9 @@ TEST(ChatTemplate, FamiliesAreRecognisedByTheirMarkers) {
   EXPECT_EQ(ChatTemplate::from_jinja("'<|user|>' + '\\n' + c + '<|end|>'")->family(), ChatFamily::phi3);
   EXPECT_EQ(ChatTemplate::from_jinja("[INST] <<SYS>>\\n")->family(), ChatFamily::llama2);
   EXPECT_EQ(ChatTemplate::from_jinja("'[INST] ' + m + ' [/INST]'")->family(), ChatFamily::mistral);
+  // DeepSeek-R1-Distill-Qwen's template (its tokens are full-width bars), not chatml for all its Qwen vocabulary.
+  EXPECT_EQ(ChatTemplate::from_jinja("{{'<｜User｜>' + message['content']}}{{'<｜Assistant｜><think>\\n'}}")->family(),
+            ChatFamily::deepseek3);
   auto unknown = ChatTemplate::from_jinja("{% for m in messages %}### {{ m.content }}{% endfor %}");
   ASSERT_FALSE(unknown.ok());
   EXPECT_THAT(unknown.error().message, HasSubstr("--chat-template"));
@@ -72,6 +75,17 @@ TEST(ChatTemplate, Phi3OpensTheReplyAfterEachUserTurn) {
   EXPECT_EQ(render("phi3"),
             "<|system|>\nBe brief.<|end|>\n<|user|>\nHi there <|end|>\n<|assistant|>\nHello.<|end|>\n"
             "<|user|>\n2+2?<|end|>\n<|assistant|>\n");
+}
+
+// What llama.cpp's llama_chat_apply_template writes for "deepseek3" (through llama-cpp-python), byte for byte.
+TEST(ChatTemplate, Deepseek3AsLlamaCppWritesIt) {
+  EXPECT_EQ(render("deepseek3"),
+            "Be brief.\n\n<｜User｜>Hi there <｜Assistant｜>Hello.<｜end▁of▁sentence｜><｜User｜>2+2?<｜Assistant｜>");
+  auto t = ChatTemplate::from_name("deepseek3");
+  ASSERT_TRUE(t.ok());
+  auto tool = t->render(std::vector<ChatMessage>{{"tool", "42"}}, true, {});
+  ASSERT_FALSE(tool.ok());
+  EXPECT_THAT(tool.error().message, HasSubstr("messages[0]: role 'tool' is not one the deepseek3 chat template"));
 }
 
 TEST(ChatTemplate, RolesThatDoNotAlternateAreErrorsNamingTheMessage) {
