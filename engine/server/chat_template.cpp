@@ -61,10 +61,11 @@ Status unsupported_role(const ChatMessage& m, size_t i, ChatFamily family, std::
               allowed);
 }
 
-Result<std::string> render_chatml(std::span<const ChatMessage> messages, bool generation) {
+// `no_thought`: the reply opens with an empty thought, as Qwen3's template writes it for enable_thinking false.
+Result<std::string> render_chatml(std::span<const ChatMessage> messages, bool generation, bool no_thought) {
   std::string out;
   for (const ChatMessage& m : messages) out += fmt::format("<|im_start|>{}\n{}<|im_end|>\n", m.role, m.content);
-  if (generation) out += "<|im_start|>assistant\n";
+  if (generation) out += no_thought ? "<|im_start|>assistant\n<think>\n\n</think>\n\n" : "<|im_start|>assistant\n";
   return out;
 }
 
@@ -197,7 +198,7 @@ Result<ChatTemplate> ChatTemplate::from_jinja(std::string_view source) {
   for (const FamilyInfo& f : kFamilies) {
     bool all = true;
     for (std::string_view marker : f.markers) all = all && source.find(marker) != std::string_view::npos;
-    if (all) return ChatTemplate(f.family);
+    if (all) return ChatTemplate(f.family, source.find("enable_thinking") != std::string_view::npos);
   }
   return fail(
       "the model's chat template (tokenizer.chat_template, {} bytes) is none of the families this server "
@@ -235,11 +236,11 @@ std::string ChatTemplate::names() {
 std::string_view ChatTemplate::name() const { return info(family_).name; }
 
 Result<std::string> ChatTemplate::render(std::span<const ChatMessage> messages, bool add_generation_prompt,
-                                         SpecialTexts special) const {
+                                         SpecialTexts special, bool enable_thinking) const {
   if (messages.empty()) return fail("messages: at least one message is needed");
   switch (family_) {
     case ChatFamily::chatml:
-      return render_chatml(messages, add_generation_prompt);
+      return render_chatml(messages, add_generation_prompt, thinking_switch_ && !enable_thinking);
     case ChatFamily::llama3:
       return render_llama3(messages, add_generation_prompt);
     case ChatFamily::mistral:

@@ -49,6 +49,9 @@ class ChatTemplate {
   static std::string names();
 
   ChatFamily family() const { return family_; }
+  // The template reads chat_template_kwargs' enable_thinking (Qwen3's: its source names it). False from
+  // from_name and from_vocabulary: a family by name thinks as its model likes.
+  bool has_thinking_switch() const { return thinking_switch_; }
   std::string_view name() const;
   // The token from_vocabulary looks for first ("<start_of_turn>"); "" for the [INST] families.
   std::string_view turn_marker() const;
@@ -61,13 +64,16 @@ class ChatTemplate {
   };
 
   // The prompt of `messages`, ending with the assistant's header when add_generation_prompt. Errors name the
-  // message (index and role) that the family cannot render.
-  Result<std::string> render(std::span<const ChatMessage> messages, bool add_generation_prompt,
-                             SpecialTexts special) const;
+  // message (index and role) that the family cannot render. enable_thinking false, with a template that has the
+  // switch, opens the reply with an empty thought (<think>\n\n</think>\n\n), as Qwen3's template does.
+  Result<std::string> render(std::span<const ChatMessage> messages, bool add_generation_prompt, SpecialTexts special,
+                             bool enable_thinking = true) const;
 
  private:
-  explicit ChatTemplate(ChatFamily family) : family_(family) {}
+  explicit ChatTemplate(ChatFamily family, bool thinking_switch = false)
+      : family_(family), thinking_switch_(thinking_switch) {}
   ChatFamily family_;
+  bool thinking_switch_ = false;
 };
 
 }  // namespace infertune

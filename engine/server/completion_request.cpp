@@ -201,6 +201,15 @@ Result<ReasoningFormat> parse_reasoning_format(const json& body, ReasoningFormat
 
 }  // namespace
 
+Result<bool> parse_chat_template_kwargs(const json& kwargs, std::string_view field, bool fallback) {
+  if (kwargs.is_null()) return fallback;
+  if (!kwargs.is_object()) return fail("{} must be an object, not {}", field, shown(kwargs));
+  const auto it = kwargs.find("enable_thinking");
+  if (it == kwargs.end()) return fallback;
+  if (!it->is_boolean()) return fail("{}.enable_thinking must be true or false, not {}", field, shown(*it));
+  return it->get<bool>();
+}
+
 Result<CompletionRequest> parse_completion_request(const json& body, Endpoint endpoint, const RequestLimits& limits,
                                                    std::string_view raw_body) {
   if (!body.is_object()) return fail("the request body must be a JSON object");
@@ -234,6 +243,11 @@ Result<CompletionRequest> parse_completion_request(const json& body, Endpoint en
   auto reasoning = parse_reasoning_format(body, limits.reasoning_format);
   if (!reasoning) return reasoning.error();
   r.reasoning_format = *reasoning;
+  const auto kwargs = body.find("chat_template_kwargs");
+  auto thinking = kwargs == body.end() ? Result<bool>(limits.enable_thinking)
+                                       : parse_chat_template_kwargs(*kwargs, "chat_template_kwargs", limits.enable_thinking);
+  if (!thinking) return thinking.error();
+  r.enable_thinking = *thinking;
   auto stream = bool_field(body, "stream", false);
   if (!stream) return stream.error();
   r.stream = *stream;

@@ -26,12 +26,12 @@ void send_error(httplib::Response& res, int status, std::string_view message) {
 Result<json> json_body(const httplib::Request& req) { return parse_request_body(req.body); }
 
 Result<std::string> render_chat(const ServedModel& served, std::span<const ChatMessage> messages,
-                                bool add_generation_prompt) {
+                                bool add_generation_prompt, bool enable_thinking) {
   if (!served.chat_template) return fail("{}", served.chat_template_error);
   const Tokenizer& tok = *served.tokenizer;
   const std::string bos = tok.bos() ? tok.token_to_piece(*tok.bos()) : "";
   const std::string eos = tok.eos() ? tok.token_to_piece(*tok.eos()) : "";
-  return served.chat_template->render(messages, add_generation_prompt, {.bos = bos, .eos = eos});
+  return served.chat_template->render(messages, add_generation_prompt, {.bos = bos, .eos = eos}, enable_thinking);
 }
 
 Result<std::vector<int32_t>> tokens_of_text(const ServedModel& served, const std::string& text, std::string_view name) {
@@ -42,7 +42,7 @@ Result<std::vector<int32_t>> tokens_of_text(const ServedModel& served, const std
 
 Result<std::vector<std::vector<int32_t>>> prompt_tokens(const ServedModel& served, const CompletionRequest& request) {
   if (request.endpoint == Endpoint::chat) {
-    auto rendered = render_chat(served, request.messages, true);
+    auto rendered = render_chat(served, request.messages, true, request.enable_thinking);
     if (!rendered) return rendered.error();
     auto ids = tokens_of_text(served, *rendered, "prompt");
     if (!ids) return ids.error();

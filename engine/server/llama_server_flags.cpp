@@ -45,7 +45,6 @@ const ForeignFlagTable& llama_server_flags() {
                          "common prefixes are reused anyway"),
       refused_value_flag("--cache-ram", {"-cram"}, "a prompt cache in host memory"),
       refused_value_flag("--slot-save-path", {}, "saving slots' caches to files"),
-      refused_value_flag("--chat-template-kwargs", {}, "template arguments", "templates are rendered by family"),
       refused_value_flag("--fit-target", {"-fitt"}, kFitting, kNglAuto),
       refused_value_flag("--fit-ctx", {"-fitc"}, kFitting, kNglAuto),
       refused_value_flag("--log-verbosity", {"-lv", "--verbosity"}, kLogLevels, kLogDisable),

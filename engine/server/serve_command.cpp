@@ -4,6 +4,7 @@
 // requests get 503, the running and queued ones finish (up to --drain-timeout seconds, then they are
 // cancelled), and the process exits 0.
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <pthread.h>
 #include <chrono>
@@ -66,6 +67,7 @@ struct ServeFlags {
   bool embeddings = false;
   std::string pooling;                    // empty: the model's
   std::string reasoning_format = "auto";  // --reasoning-format: what a chat reply's <think> part becomes
+  std::string chat_template_kwargs;       // --chat-template-kwargs: JSON, the default of requests' own
   ForeignFlagText llama_server;
 };
 
@@ -185,6 +187,14 @@ struct Running {
   uint32_t n_slots = 0;  // the scheduler's (-np)
 };
 
+// --chat-template-kwargs' enable_thinking (true when the flag is absent or does not name it).
+Result<bool> server_enable_thinking(const std::string& kwargs_json) {
+  if (kwargs_json.empty()) return true;
+  const auto kwargs = nlohmann::json::parse(kwargs_json, nullptr, false);
+  if (kwargs.is_discarded()) return fail("--chat-template-kwargs: not JSON: {}", kwargs_json);
+  return parse_chat_template_kwargs(kwargs, "--chat-template-kwargs", true);
+}
+
 Result<Pooling> serve_pooling(const ServeFlags& flags, const Model& model) {
   return flags.pooling.empty() ? model_pooling(model.config()) : parse_pooling(flags.pooling);
 }
@@ -271,6 +281,7 @@ Result<Running> load(const ServeFlags& flags, ServerMetrics& metrics, ServedMode
                                                      : std::optional<uint32_t>(static_cast<uint32_t>(flags.n_predict))};
   served.limits.grammar = *grammar;
   served.limits.reasoning_format = *reasoning_format_from_name(flags.reasoning_format);  // checked by the flag
+  served.limits.enable_thinking = *server_enable_thinking(flags.chat_template_kwargs);    // checked by the flag
   if (bidirectional) {
     served.completions_refused =
         "the model's attention is bidirectional (attention.causal = false): this server computes embeddings only";
@@ -407,6 +418,13 @@ void add_serve_command(Subcommands& commands) {
         return reasoning_format_from_name(name)
                    ? std::string()
                    : fmt::format("--reasoning-format {}: must be one of {}", name, kReasoningFormatNames);
+      });
+  app->add_option("--chat-template-kwargs", flags->chat_template_kwargs,
+                  "JSON object of chat template arguments, the default of requests' chat_template_kwargs: "
+                  "'{\"enable_thinking\": false}' opens Qwen3's replies with an empty thought")
+      ->check([](const std::string& text) {
+        auto thinking = server_enable_thinking(text);
+        return thinking ? std::string() : thinking.error().message;
       });
   add_sampling_flags(*app, flags->sampling);
   add_grammar_flags(*app, flags->grammar);

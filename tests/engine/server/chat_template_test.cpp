@@ -88,6 +88,24 @@ TEST(ChatTemplate, Deepseek3AsLlamaCppWritesIt) {
   EXPECT_THAT(tool.error().message, HasSubstr("messages[0]: role 'tool' is not one the deepseek3 chat template"));
 }
 
+// Qwen3's template opens the reply with an empty thought when chat_template_kwargs.enable_thinking is false; a chatml
+// template without that switch (Qwen2.5's) writes the same prompt either way.
+TEST(ChatTemplate, EnableThinkingFalseOpensQwen3sReplyWithAnEmptyThought) {
+  const std::vector<ChatMessage> hi = {{"user", "Hi"}};
+  auto qwen3 = ChatTemplate::from_jinja(
+      "{{- '<|im_start|>assistant\\n' }}{%- if enable_thinking is defined and enable_thinking is false %}"
+      "{{- '<think>\\n\\n</think>\\n\\n' }}{%- endif %}");
+  ASSERT_TRUE(qwen3.ok());
+  EXPECT_TRUE(qwen3->has_thinking_switch());
+  EXPECT_EQ(*qwen3->render(hi, true, {}, false),
+            "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n");
+  EXPECT_EQ(*qwen3->render(hi, true, {}, true), "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+  auto qwen25 = ChatTemplate::from_jinja("{{'<|im_start|>' + message['role']}}");
+  ASSERT_TRUE(qwen25.ok());
+  EXPECT_FALSE(qwen25->has_thinking_switch());
+  EXPECT_EQ(*qwen25->render(hi, true, {}, false), "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+}
+
 TEST(ChatTemplate, RolesThatDoNotAlternateAreErrorsNamingTheMessage) {
   auto t = ChatTemplate::from_name("mistral");
   ASSERT_TRUE(t.ok());

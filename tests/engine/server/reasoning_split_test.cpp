@@ -111,6 +111,25 @@ TEST(ReasoningSplit, RequestsNameTheirFormatOrTakeTheServers) {
   EXPECT_EQ(bad.error().message, "reasoning_format must be one of none, deepseek, auto, not \"deepseek-legacy\"");
 }
 
+TEST(ReasoningSplit, ChatTemplateKwargsSwitchThinkingOffOrAreRefusedNamingTheField) {
+  RequestLimits limits{.n_ctx = 64, .n_vocab = 512};
+  const json messages = json::array({{{"role", "user"}, {"content", "hi"}}});
+  auto request = [&](const json& kwargs) {
+    json body = {{"messages", messages}};
+    if (!kwargs.is_discarded()) body["chat_template_kwargs"] = kwargs;
+    return parse_completion_request(body, Endpoint::chat, limits);
+  };
+  EXPECT_TRUE(request(json(json::value_t::discarded))->enable_thinking);
+  EXPECT_FALSE(request({{"enable_thinking", false}})->enable_thinking);
+  EXPECT_TRUE(request({{"other", 1}})->enable_thinking);  // left to templates that read it
+  limits.enable_thinking = false;                         // the server's --chat-template-kwargs
+  EXPECT_FALSE(request(json(json::value_t::discarded))->enable_thinking);
+  EXPECT_TRUE(request({{"enable_thinking", true}})->enable_thinking);
+  EXPECT_EQ(request({{"enable_thinking", "no"}}).error().message,
+            "chat_template_kwargs.enable_thinking must be true or false, not \"no\"");
+  EXPECT_EQ(request(json::array({1})).error().message, "chat_template_kwargs must be an object, not an array");
+}
+
 // The fixture model thinks when a grammar makes it: "<think>" words "</think>" words.
 constexpr const char* kThinking =
     "root ::= \"<think>\" (\" \" [a-z]{1,4}){2} \"</think>\" (\" \" [a-z]{1,4}){2} \".\"\n";
