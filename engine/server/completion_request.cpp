@@ -244,8 +244,9 @@ Result<CompletionRequest> parse_completion_request(const json& body, Endpoint en
   if (!reasoning) return reasoning.error();
   r.reasoning_format = *reasoning;
   const auto kwargs = body.find("chat_template_kwargs");
-  auto thinking = kwargs == body.end() ? Result<bool>(limits.enable_thinking)
-                                       : parse_chat_template_kwargs(*kwargs, "chat_template_kwargs", limits.enable_thinking);
+  auto thinking = kwargs == body.end()
+                      ? Result<bool>(limits.enable_thinking)
+                      : parse_chat_template_kwargs(*kwargs, "chat_template_kwargs", limits.enable_thinking);
   if (!thinking) return thinking.error();
   r.enable_thinking = *thinking;
   auto stream = bool_field(body, "stream", false);

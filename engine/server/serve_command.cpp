@@ -281,7 +281,7 @@ Result<Running> load(const ServeFlags& flags, ServerMetrics& metrics, ServedMode
                                                      : std::optional<uint32_t>(static_cast<uint32_t>(flags.n_predict))};
   served.limits.grammar = *grammar;
   served.limits.reasoning_format = *reasoning_format_from_name(flags.reasoning_format);  // checked by the flag
-  served.limits.enable_thinking = *server_enable_thinking(flags.chat_template_kwargs);    // checked by the flag
+  served.limits.enable_thinking = *server_enable_thinking(flags.chat_template_kwargs);   // checked by the flag
   if (bidirectional) {
     served.completions_refused =
         "the model's attention is bidirectional (attention.causal = false): this server computes embeddings only";
