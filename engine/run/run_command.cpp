@@ -45,6 +45,7 @@ struct RunFlags {
   std::string logits_out;
   bool print_ids = false;
   bool mlock = false;
+  bool ignore_eos = false;  // --ignore-eos: end tokens are never sampled (a fixed-length generation)
 };
 
 class Stopwatch {
@@ -101,7 +102,7 @@ Result<std::vector<int32_t>> generate(const RunFlags& flags, Context& ctx, const
   const bool stream_text = tokenizer && !flags.print_ids;
   ConstrainedSampling picker(end_tokens(tokenizer, ctx.model().config()));
   while (flags.n_predict < 0 || generated.size() < static_cast<size_t>(flags.n_predict)) {
-    auto token = picker.pick(sampler, logits, {.grammar = grammar});
+    auto token = picker.pick(sampler, logits, {.grammar = grammar, .ban_end_tokens = flags.ignore_eos});
     if (!token) return token.error();
     if (picker.is_end_token(*token)) break;
     generated.push_back(*token);
@@ -216,6 +217,8 @@ void add_run_command(Subcommands& commands) {
                   "Write the prompt's logits as float32 [n_tokens][n_vocab], little-endian, to this file");
   app->add_flag("--print-ids", flags->print_ids, "Print the generated token ids, comma-separated, instead of text");
   app->add_flag("--mlock", flags->mlock, "Lock the model's memory in RAM");
+  app->add_flag("--ignore-eos", flags->ignore_eos,
+                "Never sample an end-of-generation token: generate -n tokens (as llama-cli's --ignore-eos)");
   add_sampling_flags(*app, flags->sampling);
   add_grammar_flags(*app, flags->grammar);
   add_rope_flags(*app, flags->rope);
