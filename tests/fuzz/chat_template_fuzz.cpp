@@ -4,8 +4,8 @@
 //
 // Input encoding (seeds can be written by hand with printf):
 //   byte 0, flags: bit 0 add_generation_prompt; bit 1 the template is field 0 given to from_jinja, else
-//     from_name; bits 2..4, by name: 0..5 the family chatml, llama3, mistral, llama2, gemma, phi3 (the
-//     ChatFamily order), 6 and 7 field 0 as the name (normally an unknown one); bits 5..7: 7 repeats the
+//     from_name; bits 2..4, by name: 0..6 the family chatml, llama3, mistral, llama2, gemma, phi3, deepseek3
+//     (the ChatFamily order), 7 field 0 as the name (normally an unknown one); bits 5..7: 7 repeats the
 //     message list 128 times (at most 1024 messages and 64 KiB of content), 6 16 times, others once.
 //   then fields separated by 0x1E (ASCII RS): field 0 the Jinja source or name (ignored for names 0..5),
 //     field 1 the BOS text, field 2 the EOS text, every later field one message: a first byte 's', 'u', 'a'
@@ -18,18 +18,18 @@
 //   - nothing crashes, hangs or over-allocates (ASan/UBSan, -rss_limit_mb, -timeout);
 //   - from_jinja picks the first family, in chat_template.cpp's order, whose markers all occur in the
 //     source, and fails (naming --chat-template and the family names) when none does; from_name knows
-//     exactly the six names and its error lists them; from_name(t.name()) gives t's family;
+//     exactly the seven names and its error lists them; from_name(t.name()) gives t's family;
 //   - render is deterministic;
 //   - render fails exactly when the family cannot render the conversation: no messages; a role other
-//     than system/user/assistant (phi3); after an optional leading system message, roles not alternating
+//     than system/user/assistant (phi3, deepseek3); after an optional leading system message, roles not alternating
 //     user, assistant, ... (mistral, llama2, gemma); every error message is non-empty and names the
 //     offending message as "messages[i]" and its role;
 //   - a successful render has every message's content in order: verbatim (chatml, phi3, mistral; the
-//     system message of llama2 and gemma) or trimmed of ASCII whitespace (llama3; user and assistant turns
-//     of llama2 and gemma); the [INST] and gemma families drop a system message with no turn after it,
-//     as their Jinja templates do; chatml and llama3 are exactly their documented format;
+//     system message of llama2 and gemma, deepseek3) or trimmed of ASCII whitespace (llama3; user and assistant
+//     turns of llama2 and gemma); the [INST] and gemma families drop a system message with no turn after it,
+//     as their Jinja templates do; chatml, llama3 and deepseek3 are exactly their documented format;
 //   - it is linear in the input: at most the contents, roles, BOS/EOS and a few dozen bytes per message;
-//   - add_generation_prompt appends exactly the assistant header (chatml, llama3, gemma) or changes
+//   - add_generation_prompt appends exactly the assistant header (chatml, llama3, gemma, deepseek3) or changes
 //     nothing (mistral, llama2, phi3, whose reply opens after the user's turn); without it, chatml,
 //     llama3 and gemma end with their end-of-turn marker; a last user turn ends with " [/INST]" (mistral,
 //     llama2) or "<|end|>\n<|assistant|>\n" (phi3).
@@ -58,8 +58,9 @@ struct Family {
   std::string_view name;
   std::array<std::string_view, 2> markers;
 };
-constexpr std::array<Family, 6> kOrder = {{
+constexpr std::array<Family, 7> kOrder = {{
     {ChatFamily::chatml, "chatml", {"<|im_start|>", ""}},
+    {ChatFamily::deepseek3, "deepseek3", {"<｜User｜>", "<｜Assistant｜>"}},
     {ChatFamily::llama3, "llama3", {"<|start_header_id|>", "<|eot_id|>"}},
     {ChatFamily::gemma, "gemma", {"<start_of_turn>", ""}},
     {ChatFamily::phi3, "phi3", {"<|user|>", "<|end|>"}},
@@ -67,7 +68,8 @@ constexpr std::array<Family, 6> kOrder = {{
     {ChatFamily::mistral, "mistral", {"[INST]", ""}},
 }};
 // By name, in ChatFamily order.
-constexpr std::array<std::string_view, 6> kNames = {"chatml", "llama3", "mistral", "llama2", "gemma", "phi3"};
+constexpr std::array<std::string_view, 7> kNames = {"chatml", "llama3", "mistral",  "llama2",
+                                                    "gemma",  "phi3",   "deepseek3"};
 
 constexpr char kFieldSeparator = '\x1e';
 constexpr char kRoleSeparator = '\x1f';
@@ -116,7 +118,7 @@ bool alternating_family(ChatFamily f) {
 
 // The index of the message the family cannot render, if any (messages not empty).
 std::optional<size_t> expected_error(ChatFamily f, const std::vector<ChatMessage>& messages) {
-  if (f == ChatFamily::phi3) {
+  if (f == ChatFamily::phi3 || f == ChatFamily::deepseek3) {
     for (size_t i = 0; i < messages.size(); ++i) {
       const std::string& r = messages[i].role;
       if (r != "system" && r != "user" && r != "assistant") return i;
@@ -138,6 +140,8 @@ std::string_view generation_header(ChatFamily f) {
       return "<|start_header_id|>assistant<|end_header_id|>\n\n";
     case ChatFamily::gemma:
       return "<start_of_turn>model\n";
+    case ChatFamily::deepseek3:
+      return "<｜Assistant｜>";
     default:
       return "";
   }
@@ -148,6 +152,10 @@ std::string exact_format(ChatFamily f, const std::vector<ChatMessage>& messages)
   for (const ChatMessage& m : messages) {
     if (f == ChatFamily::chatml) {
       out.append("<|im_start|>").append(m.role).append("\n").append(m.content).append("<|im_end|>\n");
+    } else if (f == ChatFamily::deepseek3) {
+      if (m.role == "system") out.append(m.content).append("\n\n");
+      if (m.role == "user") out.append("<｜User｜>").append(m.content);
+      if (m.role == "assistant") out.append("<｜Assistant｜>").append(m.content).append("<｜end▁of▁sentence｜>");
     } else {
       out.append("<|start_header_id|>").append(m.role).append("<|end_header_id|>\n\n");
       out.append(ascii_trim(m.content)).append("<|eot_id|>");
@@ -214,7 +222,8 @@ void check_render(const ChatTemplate& t, const std::vector<ChatMessage>& message
   switch (f) {
     case ChatFamily::chatml:
     case ChatFamily::llama3:
-      check(without == exact_format(f, messages), "chatml/llama3 render differs from the documented format");
+    case ChatFamily::deepseek3:
+      check(without == exact_format(f, messages), "chatml/llama3/deepseek3 render differs from the documented format");
       break;
     case ChatFamily::gemma:
       check(!has_turn || without.ends_with("<end_of_turn>\n"), "gemma render does not end with <end_of_turn>");
@@ -266,7 +275,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check(found->family() == want->family, "from_jinja picked another family than the first whose markers occur");
     t = *found;
   } else {
-    const std::string_view name = selector < 6 ? kNames[selector] : source;
+    const std::string_view name = selector < kNames.size() ? kNames[selector] : source;
     auto found = ChatTemplate::from_name(name);
     const bool known = std::find(kNames.begin(), kNames.end(), name) != kNames.end();
     check(found.ok() == known, "from_name accepted an unknown name or refused a known one");
