@@ -122,12 +122,14 @@ Result<std::vector<std::string>> parse_setting_values(const Setting& setting, Co
       auto numbers = parse_int_list({word}, where, true);
       if (!numbers) return numbers.error();
       for (int n : *numbers) items.push_back(std::to_string(n));
+      if (items.size() > kMaxRangeValues) break;
     }
   } else {
     auto words = parse_word_list(occurrences, where);
     if (!words) return words.error();
     items = std::move(*words);
   }
+  if (items.size() > kMaxRangeValues) return fail("{}: the values expand to more than {} in all", where, kMaxRangeValues);
   std::vector<std::string> values;
   for (const std::string& item : items) {
     auto value = setting.parse(item, where);

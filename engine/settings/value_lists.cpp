@@ -29,12 +29,18 @@ Result<long long> take_integer(std::string_view& text, bool allow_negative, std:
   return value;
 }
 
+// Several ranges, or the same range given again and again, add up: the cap is on the flag's whole list.
+Status too_many_values(std::string_view flag, std::string_view item) {
+  return fail("{}: the values expand to more than {} in all (at '{}')", flag, kMaxRangeValues, item);
+}
+
 // One item: "N", "first-last", "first-last+step" or "first-last*mult", appended to `out`.
 Status expand_item(std::string_view item, std::string_view flag, bool allow_negative, std::vector<int>& out) {
   std::string_view rest = item;
   auto first = take_integer(rest, allow_negative, flag, item);
   if (!first) return first.error();
   if (rest.empty()) {
+    if (out.size() == kMaxRangeValues) return too_many_values(flag, item);
     out.push_back(static_cast<int>(*first));
     return {};
   }
@@ -63,6 +69,7 @@ Status expand_item(std::string_view item, std::string_view flag, bool allow_nega
   for (long long value = *first; value <= *last; value = op == '+' ? value + step : value * step) {
     if (++count > kMaxRangeValues)
       return fail("{}: the range '{}' has more than {} values", flag, item, kMaxRangeValues);
+    if (out.size() == kMaxRangeValues) return too_many_values(flag, item);
     out.push_back(static_cast<int>(value));
   }
   return {};

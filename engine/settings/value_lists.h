@@ -16,7 +16,8 @@
 
 namespace infertune {
 
-// A range may not expand to more values than this (a typo such as 1-100000000 is an error, not a hang).
+// A flag's values, all its items and occurrences together, may not number more than this (a typo such as
+// 1-100000000, or "1-4096" pasted a hundred times, is an error, not a hang).
 inline constexpr size_t kMaxRangeValues = 4096;
 
 // "a,b,c" -> {"a", "b", "c"}; an empty item ("1,,2", a trailing comma) is an error.

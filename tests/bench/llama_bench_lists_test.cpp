@@ -57,6 +57,15 @@ TEST(BenchLists, AHugeRangeIsAnErrorNotAHang) {
   EXPECT_EQ(ints({"1-4096"}).size(), kMaxRangeValues);
 }
 
+TEST(BenchLists, TheCapIsOnTheWholeListNotEachRange) {
+  for (const std::vector<std::string>& piled : {std::vector<std::string>{"1-4096,1"},
+                                                std::vector<std::string>{"1-4096", "1-4096"}}) {
+    const std::string error = int_error(piled);
+    EXPECT_NE(error.find("in all"), std::string::npos) << error;
+  }
+  EXPECT_EQ(ints({"1-2048", "1-2048"}).size(), kMaxRangeValues);
+}
+
 TEST(BenchLists, PairsBoolsAndWords) {
   auto pairs = parse_pair_list({"512,128", "0,16"}, "-pg");
   ASSERT_TRUE(pairs) << pairs.error().message;

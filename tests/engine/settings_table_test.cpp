@@ -192,6 +192,10 @@ TEST(SettingsTable, ListsExpandRangesAndCheckEveryValue) {
   auto bad = parse_setting_values(threads, Command::bench, {"1,2000"}, "-t");
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().message, "-t: 2000 is out of range; allowed: -1 (auto), 0 (auto) or 1..1024");
+  // Ranges that each fit add up: the cap is on the flag's whole list.
+  auto piled = parse_setting_values(threads, Command::bench, {"1-1024,1-1024", "1-1024,1-1024", "1-1024"}, "-t");
+  ASSERT_FALSE(piled);
+  EXPECT_THAT(piled.error().message, HasSubstr("-t: the values expand to more than 4096 in all"));
   // Where a command takes one value, a list is refused.
   auto one = parse_setting_values(*find_setting("numa"), Command::bench, {"isolate", "numactl"}, "--numa");
   ASSERT_FALSE(one);

@@ -17,8 +17,8 @@
 //   - every refusal has a message, and a setting's refusal starts with where the value came from;
 //   - an accepted setting value is canonical: the setting's own check returns it unchanged, parsing the
 //     canonical values again gives them again, and writing one into the engine settings reads it back;
-//   - a list holds no empty item and joins back to its text; a range expands to at most kMaxRangeValues
-//     values per occurrence; values are non-negative unless allowed, and inside the IntRange they were
+//   - a list holds no empty item and joins back to its text; a flag's list expands to at most kMaxRangeValues
+//     values in all; values are non-negative unless allowed, and inside the IntRange they were
 //     checked against;
 //   - token ids are non-negative and the list parses again from its own join;
 //   - sizes, durations and percentages are finite and non-negative; a length range has low <= high;
@@ -89,7 +89,7 @@ void fuzz_setting(std::string_view bytes) {
   }
   check(!values->empty(), "an accepted setting has a value");
   check(setting.takes_list(command) || values->size() == 1, "a single-valued setting gives one value");
-  check(values->size() <= kMaxRangeValues * occurrences.size(), "a list expands to at most kMaxRangeValues each");
+  check(values->size() <= kMaxRangeValues, "a flag's list expands to at most kMaxRangeValues in all");
   for (const auto& value : *values) {
     auto again = setting.canonical(value);
     check(again.ok() && *again == value, "a canonical value is its own canonical spelling");
@@ -112,7 +112,7 @@ void fuzz_int_list(std::string_view bytes) {
   auto values = ranged ? parse_int_list(occurrences, "-x", allowed) : parse_int_list(occurrences, "-x", allow_negative);
   check_refusal(values, "an int list's refusal has a message");
   if (!values) return;
-  check(values->size() <= kMaxRangeValues * occurrences.size(), "a range expands to at most kMaxRangeValues");
+  check(values->size() <= kMaxRangeValues, "an int list expands to at most kMaxRangeValues in all");
   for (int v : *values) {
     if (ranged) check(allowed.allows(v), "an int list checked against a range stays inside it");
     if (!ranged && !allow_negative) check(v >= 0, "an int list without allow_negative has no negative value");
