@@ -60,6 +60,10 @@ constexpr std::array<std::pair<GgmlType, uint32_t>, 24> kGuessedFileTypes{{
 
 // The tables of llama.cpp's loaders (llama-cpp-python 0.3.36), one per architecture infertune runs.
 std::string_view llama_size_class_of_llama(const ModelConfig& c) {
+  if (c.n_expert == 8) {  // Mixtral
+    if (c.n_layers == 32) return "8x7B";
+    return c.n_layers == 56 ? "8x22B" : "?B";
+  }
   switch (c.n_layers) {
     case 16:
       return "1B";  // Llama 3.2 1B
@@ -145,6 +149,17 @@ std::string_view llama_size_class_of_qwen3(const ModelConfig& c) {
   }
 }
 
+std::string_view llama_size_class_of_qwen3moe(const ModelConfig& c) {
+  switch (c.n_layers) {
+    case 48:
+      return "30B.A3B";
+    case 94:
+      return "235B.A22B";
+    default:
+      return "?B";
+  }
+}
+
 }  // namespace
 
 std::optional<std::string_view> llama_file_type_name(uint32_t llama_ftype) {
@@ -164,6 +179,8 @@ std::string_view llama_size_class(const ModelConfig& config) {
       return llama_size_class_of_gemma3(config);
     case ModelArch::Qwen3:
       return llama_size_class_of_qwen3(config);
+    case ModelArch::Qwen3Moe:
+      return llama_size_class_of_qwen3moe(config);
   }
   return "?B";
 }

@@ -12,6 +12,7 @@ ArchForwardFn arch_forward(ModelArch arch) {
     case ModelArch::Gemma3:
       return forward_gemma3;
     case ModelArch::Qwen3:
+    case ModelArch::Qwen3Moe:
       return forward_qwen3;
   }
   return nullptr;

@@ -27,9 +27,12 @@ struct ForwardScratch {
   std::vector<float> k;                     // [capacity][n_head_kv * head_dim]
   std::vector<float> v;                     // [capacity][n_head_kv * head_dim_v]
   std::vector<float> attn;                  // [capacity][n_head * head_dim_v] attention output, input of attn_output
-  std::vector<float> gate;                  // [capacity][n_ff]
-  std::vector<float> up;                    // [capacity][n_ff]
+  std::vector<float> gate;                  // [capacity][ffn_hidden]
+  std::vector<float> up;                    // [capacity][ffn_hidden]
   std::vector<float> proj;                  // [capacity][n_embd] a sub-layer's output before the residual add
+  std::vector<float> router;                // [capacity][n_expert] the router's logits (mixture of experts)
+  std::vector<float> expert_x;              // [capacity][n_embd] the rows routed to one expert, gathered
+  std::vector<float> expert_out;            // [capacity][n_embd] that expert's output for them
   QuantizedActivations xq;                  // the input of the current projections, quantized (see quantize_input)
   std::vector<AttentionScratch> attention;  // [pool threads] the attention kernels' working memory
 

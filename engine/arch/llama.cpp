@@ -3,6 +3,8 @@
 //   x += W_down · (silu(W_gate · norm(x)) * (W_up · norm(x)))
 // with RMSNorm, rope on interleaved pairs (llama-3 frequency factors when rope_freqs.weight exists, in
 // pass.rope), grouped KV heads, and the output projection tied to token_embd when output.weight is absent.
+// With {arch}.expert_count (Mixtral) the feed-forward is a mixture of SwiGLU experts (engine/arch/expert_ffn.h).
+#include "engine/arch/expert_ffn.h"
 #include "engine/arch/forward.h"
 #include "engine/arch/transformer_blocks.h"
 
@@ -35,7 +37,7 @@ Status forward_llama(const ForwardPass& pass, const ForwardBatch& batch) {
     add_residual(x, proj);
 
     rms_norm_rows(x, layer.ffn_norm, c.rms_eps, xn);
-    if (Status st = swiglu_ffn(threads, layer, c, s, n); !st) return st;
+    if (Status st = silu_ffn(threads, layer, c, s, n); !st) return st;
     add_residual(x, proj);
   }
   return finish_forward(pass, batch, x);

@@ -2,7 +2,9 @@
 // without biases, with an RMSNorm over each query and key head (gains [head_dim], shared by the heads)
 // before rope on the two halves of each head (NEOX), and queries scaled by 1/sqrt(head_dim), whose
 // head_dim (attention.key_length) need not be n_embd / n_head. The output is tied to token_embd when
-// output.weight is absent (the 0.6B to 4B models).
+// output.weight is absent (the 0.6B to 4B models). qwen3moe (Qwen3-30B-A3B, 235B-A22B) is the same block with
+// the feed-forward a mixture of SwiGLU experts (engine/arch/expert_ffn.h).
+#include "engine/arch/expert_ffn.h"
 #include "engine/arch/forward.h"
 #include "engine/arch/transformer_blocks.h"
 
@@ -37,7 +39,7 @@ Status forward_qwen3(const ForwardPass& pass, const ForwardBatch& batch) {
     add_residual(x, proj);
 
     rms_norm_rows(x, layer.ffn_norm, c.rms_eps, xn);
-    if (Status st = swiglu_ffn(threads, layer, c, s, n); !st) return st;
+    if (Status st = silu_ffn(threads, layer, c, s, n); !st) return st;
     add_residual(x, proj);
   }
   return finish_forward(pass, batch, x);

@@ -360,33 +360,33 @@ Status activate_rows(const ParallelFor& threads, GateActivation activation, std:
       min_chunk_for(n_ff));
 }
 
-Status gated_ffn(const ParallelFor& threads, const LayerWeights& layer, const ModelConfig& c, ForwardScratch& s,
-                 size_t n, GateActivation activation) {
-  const auto xn = rows(s.xn, n, c.n_embd);
-  const auto gate = rows(s.gate, n, c.n_ff);
-  const auto up = rows(s.up, n, c.n_ff);
-  // gate and up read xn quantized once.
-  if (Status st = quantize_input(threads, {&layer.ffn_gate, &layer.ffn_up}, xn, n, s.xq); !st) return st;
-  if (Status st = linear_group(threads, ProfiledOp::ffn_gate_up, {{&layer.ffn_gate, gate}, {&layer.ffn_up, up}}, s.xq);
-      !st) {
-    return st;
-  }
-  if (Status st = activate_rows(threads, activation, gate, up, n, c.n_ff); !st) {
+}  // namespace
+
+Status gated_product(const ParallelFor& threads, const GatedMatrices& m, GateKind kind, std::span<const float> x,
+                     size_t n, std::span<float> out, ForwardScratch& s) {
+  const GateActivation activation = kind == GateKind::silu ? kSilu : kGelu;
+  const size_t width = m.gate->n_rows;
+  const auto gate = rows(s.gate, n, width);
+  const auto up = rows(s.up, n, width);
+  // gate and up read x quantized once.
+  if (Status st = quantize_input(threads, {m.gate, m.up}, x, n, s.xq); !st) return st;
+  if (Status st = linear_group(threads, ProfiledOp::ffn_gate_up, {{m.gate, gate}, {m.up, up}}, s.xq); !st) return st;
+  if (Status st = activate_rows(threads, activation, gate, up, n, width); !st) {
     return fail("ffn, {}: {}", activation.name, st.error().message);
   }
-  return linear(threads, layer.ffn_down, gate, n, rows(s.proj, n, c.n_embd), s.xq);
+  return linear(threads, *m.down, gate, n, out, s.xq);
 }
-
-}  // namespace
 
 Status swiglu_ffn(const ParallelFor& threads, const LayerWeights& layer, const ModelConfig& c, ForwardScratch& s,
                   size_t n) {
-  return gated_ffn(threads, layer, c, s, n, kSilu);
+  return gated_product(threads, {&layer.ffn_gate, &layer.ffn_up, &layer.ffn_down}, GateKind::silu,
+                       rows(s.xn, n, c.n_embd), n, rows(s.proj, n, c.n_embd), s);
 }
 
 Status geglu_ffn(const ParallelFor& threads, const LayerWeights& layer, const ModelConfig& c, ForwardScratch& s,
                  size_t n) {
-  return gated_ffn(threads, layer, c, s, n, kGelu);
+  return gated_product(threads, {&layer.ffn_gate, &layer.ffn_up, &layer.ffn_down}, GateKind::gelu,
+                       rows(s.xn, n, c.n_embd), n, rows(s.proj, n, c.n_embd), s);
 }
 
 Status output_logits(const ForwardPass& pass, const ForwardBatch& batch) {
@@ -434,9 +434,13 @@ Status ForwardScratch::reserve(const ModelConfig& c, size_t n_tokens) {
     k.resize(n_tokens * c.k_dim());
     v.resize(n_tokens * c.v_dim());
     attn.resize(n_tokens * c.attn_out_dim());
-    gate.resize(n_tokens * c.n_ff);
-    up.resize(n_tokens * c.n_ff);
+    gate.resize(n_tokens * c.ffn_hidden());
+    up.resize(n_tokens * c.ffn_hidden());
     proj.resize(n_tokens * c.n_embd);
+    const size_t moe_tokens = c.is_moe() ? n_tokens : 0;
+    router.resize(moe_tokens * c.n_expert);
+    expert_x.resize(moe_tokens * c.n_embd);
+    expert_out.resize(moe_tokens * c.n_embd);
   } catch (const std::bad_alloc&) {
     return fail("cannot allocate activation buffers for a batch of {} tokens", n_tokens);
   }

@@ -103,6 +103,19 @@ Status causal_attention(const ParallelFor& threads, const KvCache& cache, uint32
                         const KvUbatch& kv, size_t n_tokens, std::span<const float> q, std::span<float> out,
                         std::span<AttentionScratch> scratch);
 
+// The three matrices of a gated feed-forward (a dense layer's, or one expert's).
+struct GatedMatrices {
+  const WeightMatrix* gate;  // [width][n_in]
+  const WeightMatrix* up;    // [width][n_in]
+  const WeightMatrix* down;  // [n_out][width]
+};
+enum class GateKind { silu, gelu };
+
+// out = W_down (act(W_gate x) * (W_up x)) for x [n][n_in] -> out [n][n_out], through scratch.gate, .up and .xq
+// (sized for n rows of the gate's width).
+Status gated_product(const ParallelFor& threads, const GatedMatrices& m, GateKind kind, std::span<const float> x,
+                     size_t n, std::span<float> out, ForwardScratch& scratch);
+
 // SwiGLU feed-forward: proj = W_down (silu(W_gate xn) * (W_up xn)), over scratch.xn -> scratch.proj.
 Status swiglu_ffn(const ParallelFor& threads, const LayerWeights& layer, const ModelConfig& config,
                   ForwardScratch& scratch, size_t n_tokens);

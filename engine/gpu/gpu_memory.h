@@ -13,6 +13,9 @@
 
 namespace infertune {
 
+// Why a mixture-of-experts model keeps every layer on the CPU: the GPU segment has no expert kernels yet.
+inline constexpr const char* kGpuRunsNoExperts = "the GPU path does not run mixture-of-experts layers yet";
+
 // -ngl auto: the most layers that fit the GPU (resolved before a context is made).
 inline constexpr int kGpuLayersAuto = -2;
 

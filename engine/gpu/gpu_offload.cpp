@@ -81,6 +81,7 @@ Result<std::unique_ptr<GpuOffload>> GpuOffload::create(const Model& model, const
 Result<std::unique_ptr<GpuOffload>> GpuOffload::create_on(const Model& model, const GpuOffloadParams& params,
                                                           std::vector<DeviceLayers> shares) {
   if (Status s = check_shares(shares, model.config().n_layers); !s) return s.error();
+  if (model.config().is_moe()) return fail("-ngl {}: {}", params.n_gpu_layers, kGpuRunsNoExperts);
   if (params.kv_offload) {
     for (GgmlType t : {params.type_k, params.type_v}) {
       if (!cuda::kv_type_supported(type_id(t))) {

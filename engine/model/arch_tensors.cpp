@@ -11,7 +11,7 @@ namespace infertune {
 namespace {
 
 // A dimension as a function of the config, so that the tables below stay plain data.
-enum class Dim { None, Embd, Vocab, QDim, KDim, VDim, AttnOut, Ff, RopeHalf, HeadDim };
+enum class Dim { None, Embd, Vocab, QDim, KDim, VDim, AttnOut, Ff, RopeHalf, HeadDim, Expert, FfExp };
 
 struct TensorTemplate {
   std::string_view name;  // without the "blk.N." prefix
@@ -19,71 +19,71 @@ struct TensorTemplate {
   Dim d0;                    // row length
   Dim d1;                    // Dim::None for 1-D tensors
   std::string_view meaning;  // the shape in words, for error messages
+  Dim d2 = Dim::None;        // the expert index of a stack of expert matrices
 };
 
-constexpr std::array kLlamaBlock = {
-    TensorTemplate{"attn_norm.weight", TensorRole::AttnNorm, Dim::Embd, Dim::None, "[n_embd]"},
-    TensorTemplate{"attn_q.weight", TensorRole::AttnQ, Dim::Embd, Dim::QDim, "[n_embd, n_head * head_dim]"},
-    TensorTemplate{"attn_k.weight", TensorRole::AttnK, Dim::Embd, Dim::KDim, "[n_embd, n_head_kv * head_dim]"},
-    TensorTemplate{"attn_v.weight", TensorRole::AttnV, Dim::Embd, Dim::VDim, "[n_embd, n_head_kv * head_dim_v]"},
-    TensorTemplate{"attn_output.weight", TensorRole::AttnOutput, Dim::AttnOut, Dim::Embd,
-                   "[n_head * head_dim_v, n_embd]"},
-    TensorTemplate{"ffn_norm.weight", TensorRole::FfnNorm, Dim::Embd, Dim::None, "[n_embd]"},
-    TensorTemplate{"ffn_gate.weight", TensorRole::FfnGate, Dim::Embd, Dim::Ff, "[n_embd, n_ff]"},
-    TensorTemplate{"ffn_up.weight", TensorRole::FfnUp, Dim::Embd, Dim::Ff, "[n_embd, n_ff]"},
-    TensorTemplate{"ffn_down.weight", TensorRole::FfnDown, Dim::Ff, Dim::Embd, "[n_ff, n_embd]"},
-};
+// A block is its attention sub-layer's tensors, then its feed-forward's.
+constexpr TensorTemplate kAttnNorm{"attn_norm.weight", TensorRole::AttnNorm, Dim::Embd, Dim::None, "[n_embd]"};
+constexpr TensorTemplate kAttnQ{"attn_q.weight", TensorRole::AttnQ, Dim::Embd, Dim::QDim, "[n_embd, n_head * head_dim]"};
+constexpr TensorTemplate kAttnK{"attn_k.weight", TensorRole::AttnK, Dim::Embd, Dim::KDim,
+                                "[n_embd, n_head_kv * head_dim]"};
+constexpr TensorTemplate kAttnV{"attn_v.weight", TensorRole::AttnV, Dim::Embd, Dim::VDim,
+                                "[n_embd, n_head_kv * head_dim_v]"};
+constexpr TensorTemplate kAttnOutput{"attn_output.weight", TensorRole::AttnOutput, Dim::AttnOut, Dim::Embd,
+                                     "[n_head * head_dim_v, n_embd]"};
+constexpr TensorTemplate kAttnQNorm{"attn_q_norm.weight", TensorRole::AttnQNorm, Dim::HeadDim, Dim::None, "[head_dim]"};
+constexpr TensorTemplate kAttnKNorm{"attn_k_norm.weight", TensorRole::AttnKNorm, Dim::HeadDim, Dim::None, "[head_dim]"};
+constexpr TensorTemplate kFfnNorm{"ffn_norm.weight", TensorRole::FfnNorm, Dim::Embd, Dim::None, "[n_embd]"};
 
-// qwen2 = llama plus biases on Q, K and V (written right after the V weight).
-constexpr std::array kQwen2Block = {
-    TensorTemplate{"attn_norm.weight", TensorRole::AttnNorm, Dim::Embd, Dim::None, "[n_embd]"},
-    TensorTemplate{"attn_q.weight", TensorRole::AttnQ, Dim::Embd, Dim::QDim, "[n_embd, n_head * head_dim]"},
-    TensorTemplate{"attn_k.weight", TensorRole::AttnK, Dim::Embd, Dim::KDim, "[n_embd, n_head_kv * head_dim]"},
-    TensorTemplate{"attn_v.weight", TensorRole::AttnV, Dim::Embd, Dim::VDim, "[n_embd, n_head_kv * head_dim_v]"},
+constexpr std::array kLlamaAttention = {kAttnNorm, kAttnQ, kAttnK, kAttnV, kAttnOutput};
+
+// qwen2: biases on Q, K and V (written right after the V weight).
+constexpr std::array kQwen2Attention = {
+    kAttnNorm,
+    kAttnQ,
+    kAttnK,
+    kAttnV,
     TensorTemplate{"attn_q.bias", TensorRole::AttnQBias, Dim::QDim, Dim::None, "[n_head * head_dim]"},
     TensorTemplate{"attn_k.bias", TensorRole::AttnKBias, Dim::KDim, Dim::None, "[n_head_kv * head_dim]"},
     TensorTemplate{"attn_v.bias", TensorRole::AttnVBias, Dim::VDim, Dim::None, "[n_head_kv * head_dim_v]"},
-    TensorTemplate{"attn_output.weight", TensorRole::AttnOutput, Dim::AttnOut, Dim::Embd,
-                   "[n_head * head_dim_v, n_embd]"},
-    TensorTemplate{"ffn_norm.weight", TensorRole::FfnNorm, Dim::Embd, Dim::None, "[n_embd]"},
+    kAttnOutput,
+};
+
+// qwen3, qwen3moe: an RMSNorm on each query and key head, before rope.
+constexpr std::array kQkNormAttention = {kAttnNorm, kAttnQ, kAttnK, kAttnV, kAttnQNorm, kAttnKNorm, kAttnOutput};
+
+// gemma3: the query and key norms, and another RMSNorm on the sub-layer's output (before the residual add).
+constexpr std::array kGemma3Attention = {
+    kAttnNorm,  kAttnQ,      kAttnK, kAttnV, kAttnQNorm, kAttnKNorm, kAttnOutput,
+    TensorTemplate{"post_attention_norm.weight", TensorRole::AttnPostNorm, Dim::Embd, Dim::None, "[n_embd]"},
+};
+
+constexpr std::array kDenseFfn = {
+    kFfnNorm,
     TensorTemplate{"ffn_gate.weight", TensorRole::FfnGate, Dim::Embd, Dim::Ff, "[n_embd, n_ff]"},
     TensorTemplate{"ffn_up.weight", TensorRole::FfnUp, Dim::Embd, Dim::Ff, "[n_embd, n_ff]"},
     TensorTemplate{"ffn_down.weight", TensorRole::FfnDown, Dim::Ff, Dim::Embd, "[n_ff, n_embd]"},
 };
 
-// gemma3: the llama block with an RMSNorm on each query and key head (before rope) and another on the
-// output of each sub-layer (before the residual add).
-constexpr std::array kGemma3Block = {
-    TensorTemplate{"attn_norm.weight", TensorRole::AttnNorm, Dim::Embd, Dim::None, "[n_embd]"},
-    TensorTemplate{"attn_q.weight", TensorRole::AttnQ, Dim::Embd, Dim::QDim, "[n_embd, n_head * head_dim]"},
-    TensorTemplate{"attn_k.weight", TensorRole::AttnK, Dim::Embd, Dim::KDim, "[n_embd, n_head_kv * head_dim]"},
-    TensorTemplate{"attn_v.weight", TensorRole::AttnV, Dim::Embd, Dim::VDim, "[n_embd, n_head_kv * head_dim_v]"},
-    TensorTemplate{"attn_q_norm.weight", TensorRole::AttnQNorm, Dim::HeadDim, Dim::None, "[head_dim]"},
-    TensorTemplate{"attn_k_norm.weight", TensorRole::AttnKNorm, Dim::HeadDim, Dim::None, "[head_dim]"},
-    TensorTemplate{"attn_output.weight", TensorRole::AttnOutput, Dim::AttnOut, Dim::Embd,
-                   "[n_head * head_dim_v, n_embd]"},
-    TensorTemplate{"post_attention_norm.weight", TensorRole::AttnPostNorm, Dim::Embd, Dim::None, "[n_embd]"},
-    TensorTemplate{"ffn_norm.weight", TensorRole::FfnNorm, Dim::Embd, Dim::None, "[n_embd]"},
-    TensorTemplate{"ffn_gate.weight", TensorRole::FfnGate, Dim::Embd, Dim::Ff, "[n_embd, n_ff]"},
-    TensorTemplate{"ffn_up.weight", TensorRole::FfnUp, Dim::Embd, Dim::Ff, "[n_embd, n_ff]"},
-    TensorTemplate{"ffn_down.weight", TensorRole::FfnDown, Dim::Ff, Dim::Embd, "[n_ff, n_embd]"},
+// gemma3: the dense feed-forward with an RMSNorm on its output.
+constexpr std::array kGemma3Ffn = {
+    kDenseFfn[0],
+    kDenseFfn[1],
+    kDenseFfn[2],
+    kDenseFfn[3],
     TensorTemplate{"post_ffw_norm.weight", TensorRole::FfnPostNorm, Dim::Embd, Dim::None, "[n_embd]"},
 };
 
-// qwen3: the llama block with an RMSNorm on each query and key head, before rope (no biases).
-constexpr std::array kQwen3Block = {
-    TensorTemplate{"attn_norm.weight", TensorRole::AttnNorm, Dim::Embd, Dim::None, "[n_embd]"},
-    TensorTemplate{"attn_q.weight", TensorRole::AttnQ, Dim::Embd, Dim::QDim, "[n_embd, n_head * head_dim]"},
-    TensorTemplate{"attn_k.weight", TensorRole::AttnK, Dim::Embd, Dim::KDim, "[n_embd, n_head_kv * head_dim]"},
-    TensorTemplate{"attn_v.weight", TensorRole::AttnV, Dim::Embd, Dim::VDim, "[n_embd, n_head_kv * head_dim_v]"},
-    TensorTemplate{"attn_q_norm.weight", TensorRole::AttnQNorm, Dim::HeadDim, Dim::None, "[head_dim]"},
-    TensorTemplate{"attn_k_norm.weight", TensorRole::AttnKNorm, Dim::HeadDim, Dim::None, "[head_dim]"},
-    TensorTemplate{"attn_output.weight", TensorRole::AttnOutput, Dim::AttnOut, Dim::Embd,
-                   "[n_head * head_dim_v, n_embd]"},
-    TensorTemplate{"ffn_norm.weight", TensorRole::FfnNorm, Dim::Embd, Dim::None, "[n_embd]"},
-    TensorTemplate{"ffn_gate.weight", TensorRole::FfnGate, Dim::Embd, Dim::Ff, "[n_embd, n_ff]"},
-    TensorTemplate{"ffn_up.weight", TensorRole::FfnUp, Dim::Embd, Dim::Ff, "[n_embd, n_ff]"},
-    TensorTemplate{"ffn_down.weight", TensorRole::FfnDown, Dim::Ff, Dim::Embd, "[n_ff, n_embd]"},
+// A mixture of experts: the router, then each matrix of the SwiGLU stacked over the experts.
+constexpr std::array kExpertFfn = {
+    kFfnNorm,
+    TensorTemplate{"ffn_gate_inp.weight", TensorRole::FfnGateInp, Dim::Embd, Dim::Expert, "[n_embd, n_expert]"},
+    TensorTemplate{"ffn_gate_exps.weight", TensorRole::FfnGateExps, Dim::Embd, Dim::FfExp,
+                   "[n_embd, n_ff_exp, n_expert]", Dim::Expert},
+    TensorTemplate{"ffn_up_exps.weight", TensorRole::FfnUpExps, Dim::Embd, Dim::FfExp, "[n_embd, n_ff_exp, n_expert]",
+                   Dim::Expert},
+    TensorTemplate{"ffn_down_exps.weight", TensorRole::FfnDownExps, Dim::FfExp, Dim::Embd,
+                   "[n_ff_exp, n_embd, n_expert]", Dim::Expert},
 };
 
 // Outside the blocks; the same for every architecture.
@@ -94,18 +94,24 @@ constexpr TensorTemplate kTokenEmbd{"token_embd.weight", TensorRole::TokenEmbedd
 constexpr TensorTemplate kOutputNorm{"output_norm.weight", TensorRole::OutputNorm, Dim::Embd, Dim::None, "[n_embd]"};
 constexpr TensorTemplate kOutput{"output.weight", TensorRole::Output, Dim::Embd, Dim::Vocab, "[n_embd, n_vocab]"};
 
-std::span<const TensorTemplate> block_table(ModelArch arch) {
+std::span<const TensorTemplate> attention_table(ModelArch arch) {
   switch (arch) {
     case ModelArch::Llama:
-      return kLlamaBlock;
+      return kLlamaAttention;
     case ModelArch::Qwen2:
-      return kQwen2Block;
+      return kQwen2Attention;
     case ModelArch::Gemma3:
-      return kGemma3Block;
+      return kGemma3Attention;
     case ModelArch::Qwen3:
-      return kQwen3Block;
+    case ModelArch::Qwen3Moe:
+      return kQkNormAttention;
   }
-  return kLlamaBlock;
+  return kLlamaAttention;
+}
+
+std::span<const TensorTemplate> ffn_table(const ModelConfig& c) {
+  if (c.is_moe()) return kExpertFfn;
+  return c.arch == ModelArch::Gemma3 ? std::span<const TensorTemplate>(kGemma3Ffn) : kDenseFfn;
 }
 
 uint64_t dim_value(Dim dim, const ModelConfig& c) {
@@ -130,6 +136,10 @@ uint64_t dim_value(Dim dim, const ModelConfig& c) {
       return c.n_rot / 2;
     case Dim::HeadDim:
       return c.head_dim;
+    case Dim::Expert:
+      return c.n_expert;
+    case Dim::FfExp:
+      return c.n_ff_exp;
   }
   return 0;
 }
@@ -142,6 +152,7 @@ TensorSpec instantiate(const TensorTemplate& t, const ModelConfig& c, int layer)
   spec.shape_meaning = t.meaning;
   spec.dims.push_back(dim_value(t.d0, c));
   if (t.d1 != Dim::None) spec.dims.push_back(dim_value(t.d1, c));
+  if (t.d2 != Dim::None) spec.dims.push_back(dim_value(t.d2, c));
   return spec;
 }
 
@@ -189,6 +200,14 @@ std::string_view tensor_role_name(TensorRole role) {
       return "ffn_down";
     case TensorRole::FfnPostNorm:
       return "post_ffw_norm";
+    case TensorRole::FfnGateInp:
+      return "ffn_gate_inp";
+    case TensorRole::FfnGateExps:
+      return "ffn_gate_exps";
+    case TensorRole::FfnUpExps:
+      return "ffn_up_exps";
+    case TensorRole::FfnDownExps:
+      return "ffn_down_exps";
   }
   return "?";
 }
@@ -203,14 +222,21 @@ bool is_bias_role(TensorRole role) {
   return role == TensorRole::AttnQBias || role == TensorRole::AttnKBias || role == TensorRole::AttnVBias;
 }
 
+bool is_expert_role(TensorRole role) {
+  return role == TensorRole::FfnGateExps || role == TensorRole::FfnUpExps || role == TensorRole::FfnDownExps;
+}
+
 std::vector<TensorSpec> expected_tensors(const ModelConfig& config) {
-  const auto block = block_table(config.arch);
+  const auto attention = attention_table(config.arch);
+  const auto ffn = ffn_table(config);
   std::vector<TensorSpec> specs;
-  specs.reserve(3 + block.size() * config.n_layers + 1);
+  specs.reserve(3 + (attention.size() + ffn.size()) * config.n_layers + 1);
   if (config.has_rope_freqs) specs.push_back(instantiate(kRopeFreqs, config, -1));
   specs.push_back(instantiate(kTokenEmbd, config, -1));
   for (uint32_t layer = 0; layer < config.n_layers; ++layer) {
-    for (const TensorTemplate& t : block) specs.push_back(instantiate(t, config, static_cast<int>(layer)));
+    for (const auto table : {attention, ffn}) {
+      for (const TensorTemplate& t : table) specs.push_back(instantiate(t, config, static_cast<int>(layer)));
+    }
   }
   specs.push_back(instantiate(kOutputNorm, config, -1));
   if (!config.tied_output) specs.push_back(instantiate(kOutput, config, -1));

@@ -33,11 +33,16 @@ enum class TensorRole {
   FfnUp,           // blk.N.ffn_up.weight      [n_embd, n_ff]
   FfnDown,         // blk.N.ffn_down.weight    [n_ff, n_embd]
   FfnPostNorm,     // blk.N.post_ffw_norm.weight [n_embd] (gemma3: norm of the feed-forward's output)
+  FfnGateInp,      // blk.N.ffn_gate_inp.weight  [n_embd, n_expert] (the router of a mixture of experts)
+  FfnGateExps,     // blk.N.ffn_gate_exps.weight [n_embd, n_ff_exp, n_expert] (every expert's ffn_gate)
+  FfnUpExps,       // blk.N.ffn_up_exps.weight   [n_embd, n_ff_exp, n_expert]
+  FfnDownExps,     // blk.N.ffn_down_exps.weight [n_ff_exp, n_embd, n_expert]
 };
 
 std::string_view tensor_role_name(TensorRole role);  // "attn_q", "token_embd", ...
 bool is_norm_role(TensorRole role);                  // RMSNorm gains
 bool is_bias_role(TensorRole role);
+bool is_expert_role(TensorRole role);  // the 3-D stacks of expert matrices
 
 struct TensorSpec {
   std::string name;  // "blk.3.attn_q.weight"

@@ -1,5 +1,7 @@
 #include "engine/model/model.h"
 
+#include <fmt/format.h>
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -105,9 +107,44 @@ WeightMatrix* matrix_slot(ModelWeights& w, const TensorSpec& spec) {
       return &l.ffn_up;
     case TensorRole::FfnDown:
       return &l.ffn_down;
+    case TensorRole::FfnGateInp:
+      return &l.ffn_gate_inp;
     default:
       return nullptr;
   }
+}
+
+std::vector<WeightMatrix>* expert_slot(ModelWeights& w, const TensorSpec& spec) {
+  if (spec.layer < 0) return nullptr;
+  LayerWeights& l = w.layers[static_cast<size_t>(spec.layer)];
+  switch (spec.role) {
+    case TensorRole::FfnGateExps:
+      return &l.ffn_gate_exps;
+    case TensorRole::FfnUpExps:
+      return &l.ffn_up_exps;
+    case TensorRole::FfnDownExps:
+      return &l.ffn_down_exps;
+    default:
+      return nullptr;
+  }
+}
+
+// A stack [n_cols, n_rows, n_expert] cut into its experts' matrices: each is n_rows whole rows, one after another.
+Result<std::vector<WeightMatrix>> bind_experts(const GgufFile& file, const TensorSpec& spec) {
+  auto stack = bind_matrix(file, spec);
+  if (!stack) return stack.error();
+  const uint64_t n_expert = spec.dims.size() > 2 ? spec.dims[2] : 1;
+  const size_t expert_bytes = stack->data.size() / n_expert;
+  std::vector<WeightMatrix> experts;
+  experts.reserve(n_expert);
+  for (uint64_t e = 0; e < n_expert; ++e) {
+    WeightMatrix m = *stack;
+    m.name = fmt::format("{} (expert {})", stack->name, e);
+    m.data = stack->data.subspan(e * expert_bytes, expert_bytes);
+    if (Status s = check_matmul_type(m); !s) return s.error();
+    experts.push_back(std::move(m));
+  }
+  return experts;
 }
 
 std::vector<float>* vector_slot(ModelWeights& w, const TensorSpec& spec) {
@@ -205,6 +242,10 @@ Status Model::bind_weights() {
       } else if (!has_reference_codec(slot->type)) {
         return fail("tensor '{}': type {} cannot be decoded", spec.name, ggml_type_name(slot->type));
       }
+    } else if (std::vector<WeightMatrix>* experts = expert_slot(weights_, spec)) {
+      auto bound = bind_experts(file_, spec);
+      if (!bound) return bound.error();
+      *experts = std::move(*bound);
     } else if (std::vector<float>* values = vector_slot(weights_, spec)) {
       auto v = bind_vector(file_, spec);
       if (!v) return v.error();
@@ -226,8 +267,12 @@ namespace {
 std::vector<WeightMatrix*> product_matrices(ModelWeights& w) {
   std::vector<WeightMatrix*> all;
   for (LayerWeights& l : w.layers) {
-    for (WeightMatrix* m : {&l.attn_q, &l.attn_k, &l.attn_v, &l.attn_output, &l.ffn_gate, &l.ffn_up, &l.ffn_down}) {
+    for (WeightMatrix* m : {&l.attn_q, &l.attn_k, &l.attn_v, &l.attn_output, &l.ffn_gate, &l.ffn_up, &l.ffn_down,
+                            &l.ffn_gate_inp}) {
       all.push_back(m);
+    }
+    for (auto* experts : {&l.ffn_gate_exps, &l.ffn_up_exps, &l.ffn_down_exps}) {
+      for (WeightMatrix& m : *experts) all.push_back(&m);
     }
   }
   all.push_back(&w.output);

@@ -19,7 +19,8 @@
 
 namespace infertune {
 
-// A 2-D weight in its GGUF layout: n_rows rows of n_cols values of `type` (ggml dims [n_cols, n_rows]).
+// A 2-D weight in its GGUF layout: n_rows rows of n_cols values of `type` (ggml dims [n_cols, n_rows]), or
+// one expert's slice of a 3-D stack.
 struct WeightMatrix {
   std::string name;  // "blk.0.attn_q.weight"
   GgmlType type = GgmlType::F32;
@@ -46,6 +47,12 @@ struct LayerWeights {
   WeightMatrix ffn_up;                // [n_ff][n_embd]
   WeightMatrix ffn_down;              // [n_embd][n_ff]
   std::vector<float> ffn_post_norm;   // [n_embd], empty when absent (gemma3)
+  // A mixture of experts instead of ffn_gate/up/down (ModelConfig::is_moe): the router and, per expert, its
+  // slice of the stacked ffn_*_exps tensors (named "blk.N.ffn_up_exps.weight (expert E)").
+  WeightMatrix ffn_gate_inp;                // [n_expert][n_embd]
+  std::vector<WeightMatrix> ffn_gate_exps;  // [n_expert] of [n_ff_exp][n_embd]
+  std::vector<WeightMatrix> ffn_up_exps;    // [n_expert] of [n_ff_exp][n_embd]
+  std::vector<WeightMatrix> ffn_down_exps;  // [n_expert] of [n_embd][n_ff_exp]
 };
 
 struct ModelWeights {

@@ -23,6 +23,7 @@ constexpr ArchName kArchNames[] = {
     {ModelArch::Qwen2, "qwen2", RopeStyle::Neox},
     {ModelArch::Gemma3, "gemma3", RopeStyle::Neox},
     {ModelArch::Qwen3, "qwen3", RopeStyle::Neox},
+    {ModelArch::Qwen3Moe, "qwen3moe", RopeStyle::Neox},
 };
 
 // Reads the `{arch}.*` keys of one file; every error names the full key.
@@ -141,6 +142,33 @@ Status read_gemma3(const KeyReader& keys, ModelConfig& c) {
   return {};
 }
 
+// The experts of a mixture-of-experts block. An expert is as wide as the dense feed-forward in llama's
+// (Mixtral's) files; qwen3moe stores its width, and llama.cpp falls back to n_ff / n_expert_used without it.
+Status read_experts(const KeyReader& keys, ModelConfig& c) {
+  auto n_expert = keys.u32_or("expert_count", 0);
+  if (!n_expert) return n_expert.error();
+  c.n_expert = *n_expert;
+  if (c.n_expert == 0) {
+    if (c.arch == ModelArch::Qwen3Moe) return fail("missing key '{}' (a qwen3moe model has experts)", keys.key("expert_count"));
+    return {};
+  }
+  if (c.arch != ModelArch::Llama && c.arch != ModelArch::Qwen3Moe) {
+    return fail("{} = {}: mixture-of-experts {} models are not supported (supported: llama, qwen3moe)",
+                keys.key("expert_count"), c.n_expert, model_arch_name(c.arch));
+  }
+  auto n_used = keys.u32("expert_used_count");
+  if (!n_used) return n_used.error();
+  c.n_expert_used = *n_used;
+  if (c.arch == ModelArch::Llama) {
+    c.n_ff_exp = c.n_ff;
+    return {};
+  }
+  auto width = keys.u32_or("expert_feed_forward_length", c.n_expert_used == 0 ? 0 : c.n_ff / c.n_expert_used);
+  if (!width) return width.error();
+  c.n_ff_exp = *width;
+  return {};
+}
+
 Status read_hparams(const GgufFile& file, ModelConfig& c) {
   const KeyReader keys(file, c.arch);
   for (auto [suffix, field] :
@@ -153,6 +181,7 @@ Status read_hparams(const GgufFile& file, ModelConfig& c) {
   if (Status s = read_attention(keys, c); !s) return s;
   if (Status s = read_rope(file, keys, c); !s) return s;
   if (Status s = read_embedding_keys(file, keys, c); !s) return s;
+  if (Status s = read_experts(keys, c); !s) return s;
   if (c.arch == ModelArch::Gemma3) return read_gemma3(keys, c);
   return {};
 }
@@ -347,6 +376,9 @@ float ModelConfig::attention_score_scale() const {
   return head_dim == 0 ? 1.0f : 1.0f / std::sqrt(static_cast<float>(head_dim));
 }
 
+// llama.cpp's LLAMA_MAX_EXPERTS: what a router over more experts would be is no model we know.
+constexpr uint32_t kMaxExperts = 1024;
+
 Status validate_hparams(const ModelConfig& c) {
   const std::string p = std::string(model_arch_name(c.arch)) + ".";
   const std::pair<const char*, uint32_t> sizes[] = {
@@ -387,6 +419,14 @@ Status validate_hparams(const ModelConfig& c) {
   }
   if (!(c.rope_scaling_attn_factor > 0) || !std::isfinite(c.rope_scaling_attn_factor)) {
     return fail("{}rope.scaling.attn_factor = {}: must be positive and finite", p, c.rope_scaling_attn_factor);
+  }
+  if (c.is_moe()) {
+    if (c.n_expert > kMaxExperts) return fail("{}expert_count = {}: at most {} experts", p, c.n_expert, kMaxExperts);
+    if (c.n_expert_used == 0 || c.n_expert_used > c.n_expert) {
+      return fail("{}expert_used_count = {}: must be between 1 and {}expert_count = {}", p, c.n_expert_used, p,
+                  c.n_expert);
+    }
+    if (c.n_ff_exp == 0) return fail("{}expert_feed_forward_length = 0: must be at least 1", p);
   }
   if (c.pooling_type > 4) {
     return fail("{}pooling_type = {}: not a pooling type (0 none, 1 mean, 2 cls, 3 last, 4 rank)", p, c.pooling_type);

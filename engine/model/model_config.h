@@ -14,10 +14,10 @@
 
 namespace infertune {
 
-enum class ModelArch { Llama, Qwen2, Gemma3, Qwen3 };
+enum class ModelArch { Llama, Qwen2, Gemma3, Qwen3, Qwen3Moe };
 
 // How rotary embeddings pair up the dimensions of a head: llama rotates interleaved pairs (2i, 2i+1),
-// qwen2, qwen3 and gemma3 ("NEOX" style) rotate the halves (i, i + n_rot/2).
+// qwen2, qwen3, qwen3moe and gemma3 ("NEOX" style) rotate the halves (i, i + n_rot/2).
 enum class RopeStyle { Interleaved, Neox };
 
 std::string_view model_arch_name(ModelArch arch);  // "llama", the GGUF general.architecture value
@@ -71,6 +71,11 @@ struct ModelConfig {
   float attention_scale = 0;           // q.k scale, 0: 1 / sqrt(head_dim)
   float final_logit_softcap = 0;       // {arch}.final_logit_softcapping: logits = cap * tanh(logits / cap), 0: none
   bool tied_output = false;            // no output.weight: the output projection reuses token_embd.weight
+  // Mixture of experts (qwen3moe; llama with {arch}.expert_count, as Mixtral): each block's feed-forward is
+  // n_expert SwiGLU experts, of which a router picks n_expert_used per token (engine/arch/expert_ffn.h).
+  uint32_t n_expert = 0;       // {arch}.expert_count, 0: a dense feed-forward
+  uint32_t n_expert_used = 0;  // {arch}.expert_used_count
+  uint32_t n_ff_exp = 0;       // an expert's hidden size: {arch}.expert_feed_forward_length (qwen3moe), n_ff (llama)
   // {arch}.pooling_type, in llama.cpp's numbering (0 none, 1 mean, 2 cls, 3 last, 4 rank): how an embedding
   // model pools its token states into one vector (engine/embedding/pooling.h); absent: 0.
   uint32_t pooling_type = 0;
@@ -84,6 +89,8 @@ struct ModelConfig {
   uint32_t k_dim() const { return n_head_kv * head_dim; }                     // rows of attn_k
   uint32_t v_dim() const { return n_head_kv * head_dim_v; }                   // rows of attn_v
   uint32_t attn_out_dim() const { return n_head * head_dim_v; }               // row length of attn_output
+  bool is_moe() const { return n_expert != 0; }
+  uint32_t ffn_hidden() const { return is_moe() ? n_ff_exp : n_ff; }  // the width a feed-forward's gate/up write
   bool is_sliding_layer(uint32_t layer) const {
     return sliding_window != 0 && sliding_window_period != 0 &&
            layer % sliding_window_period != sliding_window_period - 1;

@@ -17,7 +17,9 @@ bool ends_with(const std::string& s, std::string_view suffix) {
 
 // llama-quantize quantizes 2-D (and larger) tensors named "*weight", never a norm's gains.
 bool is_quantizable_weight(const GgufTensorInfo& t) {
-  return ends_with(t.name, "weight") && t.dims.size() >= 2 && t.name.find("_norm.weight") == std::string::npos;
+  // A router (ffn_gate_inp) keeps its type, as in llama-quantize: its logits pick the experts.
+  return ends_with(t.name, "weight") && t.dims.size() >= 2 && t.name.find("_norm.weight") == std::string::npos &&
+         t.name.find("ffn_gate_inp.weight") == std::string::npos;
 }
 
 Status check_fits(const std::string& flag, GgmlType type, const GgufTensorInfo& t) {

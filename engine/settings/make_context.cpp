@@ -82,6 +82,11 @@ Result<PlacedContext> make_context(const Model& model, const EngineSettings& set
     out.warnings.push_back(fmt::format("-ngl {}: {}; running every layer on the CPU", setting_text(settings), why));
     params.n_gpu_layers = 0;
   }
+  if (params.n_gpu_layers != 0 && model.config().is_moe()) {
+    out.warnings.push_back(fmt::format("-ngl {}: {}; running every layer on the CPU", setting_text(settings),
+                                       kGpuRunsNoExperts));
+    params.n_gpu_layers = 0;
+  }
   if (params.n_gpu_layers == kGpuLayersAuto) {
     auto fitted = fit_gpu_layers_to_devices(model, params);
     if (!fitted) return fitted.error();

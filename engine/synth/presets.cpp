@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "engine/synth/synthetic_vocab.h"
@@ -17,6 +18,9 @@ struct Shape {
 };
 
 constexpr uint32_t kTinySlidingWindow = 32;
+constexpr uint32_t kTinyExperts = 16;
+constexpr uint32_t kTinyExpertsUsed = 4;
+constexpr uint32_t kTinyExpertFfn = 128;
 
 ModelConfig make_config(const Shape& s) {
   ModelConfig c;
@@ -55,6 +59,14 @@ ModelConfig qwen3(const Shape& s) {
   return c;
 }
 
+// A mixture of experts on top of a dense shape: n_expert experts of width n_ff_exp, n_used per token.
+ModelConfig with_experts(ModelConfig c, uint32_t n_expert, uint32_t n_used, uint32_t n_ff_exp) {
+  c.n_expert = n_expert;
+  c.n_expert_used = n_used;
+  c.n_ff_exp = n_ff_exp;
+  return c;
+}
+
 const std::vector<SynthPreset>& preset_table() {
   using enum ModelArch;
   static const std::vector<SynthPreset> presets = {
@@ -78,6 +90,10 @@ const std::vector<SynthPreset>& preset_table() {
       {"qwen3-0.6b", "Qwen3-0.6B shape (tied output, 128-wide heads)",
        qwen3({Qwen3, 1024, 28, 16, 8, 3072, 151936, 40960, 1000000.0f, 1e-6f, true})},
       {"qwen3-8b", "Qwen3-8B shape", qwen3({Qwen3, 4096, 36, 32, 8, 12288, 151936, 40960, 1000000.0f, 1e-6f, false})},
+      {"qwen3-30b-a3b", "Qwen3-30B-A3B shape (128 experts of 768, 8 per token)",
+       with_experts(qwen3({Qwen3Moe, 2048, 48, 32, 4, 6144, 151936, 40960, 1000000.0f, 1e-6f, false}), 128, 8, 768)},
+      {"mixtral-8x7b", "Mixtral-8x7B shape (8 experts of 14336, 2 per token)",
+       with_experts(make_config({Llama, 4096, 32, 32, 8, 14336, 32000, 32768, 1000000.0f, 1e-5f, false}), 8, 2, 14336)},
   };
   return presets;
 }
@@ -98,6 +114,37 @@ Status check_nonzero(const ShapeOverrides& o) {
   return {};
 }
 
+// --experts, --experts-used and --expert-ffn. A llama expert is as wide as --ffn (Mixtral's files say no other
+// width); --experts 0 makes a llama dense again.
+Status apply_expert_overrides(ModelConfig& c, const ShapeOverrides& o) {
+  if (!o.n_expert && !o.n_expert_used && !o.n_ff_exp) {
+    if (c.arch == ModelArch::Llama && c.is_moe()) c.n_ff_exp = c.n_ff;
+    return {};
+  }
+  if (c.arch != ModelArch::Llama && c.arch != ModelArch::Qwen3Moe) {
+    return fail("--experts: {} has no mixture-of-experts form (llama and qwen3moe have)", model_arch_name(c.arch));
+  }
+  c.n_expert = o.n_expert.value_or(c.n_expert);
+  if (c.n_expert == 0) {
+    if (c.arch == ModelArch::Qwen3Moe) return fail("--experts 0: a qwen3moe model has experts");
+    c.n_expert_used = c.n_ff_exp = 0;
+    return {};
+  }
+  c.n_expert_used = o.n_expert_used.value_or(c.n_expert_used != 0 ? c.n_expert_used : std::min(2u, c.n_expert));
+  if (c.n_expert_used == 0 || c.n_expert_used > c.n_expert) {
+    return fail("{} must be between 1 and {}", describe("--experts-used", o.n_expert_used, c.n_expert_used),
+                describe("--experts", o.n_expert, c.n_expert));
+  }
+  if (c.arch == ModelArch::Llama) {
+    if (o.n_ff_exp) return fail("--expert-ffn: a llama expert is as wide as --ffn");
+    c.n_ff_exp = c.n_ff;
+    return {};
+  }
+  c.n_ff_exp = o.n_ff_exp.value_or(c.n_ff_exp != 0 ? c.n_ff_exp : c.n_ff);
+  if (c.n_ff_exp == 0) return fail("--expert-ffn 0: must be at least 1");
+  return {};
+}
+
 Result<ModelConfig> apply_overrides(ModelConfig c, const ShapeOverrides& o) {
   if (Status s = check_nonzero(o); !s) return s.error();
   c.n_embd = o.n_embd.value_or(c.n_embd);
@@ -107,6 +154,7 @@ Result<ModelConfig> apply_overrides(ModelConfig c, const ShapeOverrides& o) {
   c.n_ff = o.n_ff.value_or(c.n_ff);
   c.n_vocab = o.n_vocab.value_or(c.n_vocab);
   c.n_ctx_train = o.n_ctx.value_or(c.n_ctx_train);
+  if (Status s = apply_expert_overrides(c, o); !s) return s.error();
   if (c.n_head % c.n_head_kv != 0) {
     return fail("{} does not divide {} (each KV head serves a whole number of query heads)",
                 describe("--kv-heads", o.n_head_kv, c.n_head_kv), describe("--heads", o.n_head, c.n_head));
@@ -175,6 +223,10 @@ Result<ResolvedModel> resolve_synth_model(const std::optional<std::string>& arch
   if (wanted_arch) base.arch = *wanted_arch;
   // The tiny gemma3 slides over a window short enough for test prompts to cross it.
   if (base.arch == ModelArch::Gemma3 && base.sliding_window == 0) base.sliding_window = kTinySlidingWindow;
+  // The tiny qwen3moe: enough experts that a test prompt's tokens go to different ones.
+  if (base.arch == ModelArch::Qwen3Moe && !base.is_moe()) {
+    base = with_experts(base, kTinyExperts, kTinyExpertsUsed, kTinyExpertFfn);
+  }
   auto config = apply_overrides(std::move(base), overrides);
   if (!config) return config.error();
   return ResolvedModel{std::string(chosen->name), std::move(*config)};

@@ -33,6 +33,9 @@ struct ShapeOverrides {
   std::optional<uint32_t> n_ff;       // --ffn
   std::optional<uint32_t> n_vocab;    // --vocab
   std::optional<uint32_t> n_ctx;      // --ctx
+  std::optional<uint32_t> n_expert;       // --experts
+  std::optional<uint32_t> n_expert_used;  // --experts-used
+  std::optional<uint32_t> n_ff_exp;       // --expert-ffn
 };
 
 struct ResolvedModel {

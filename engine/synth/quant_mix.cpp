@@ -124,7 +124,24 @@ GgmlType ffn_down_type(uint32_t ftype, GgmlType type, int layer, const ModelConf
   }
 }
 
-GgmlType attn_output_type(uint32_t ftype, GgmlType type) {
+// Mixtral (8 experts) gets more bits in attention, whose weights are a small part of such a model.
+constexpr uint32_t kMixtralExperts = 8;
+
+GgmlType attn_output_type(uint32_t ftype, GgmlType type, const ModelConfig& c) {
+  if (c.n_expert == kMixtralExperts) {
+    switch (ftype) {
+      case kQ2_K:
+      case kQ3_K_S:
+      case kQ3_K_M:
+      case kIQ4_NL:
+      case kQ4_K_S:
+      case kQ4_K_M:
+      case kIQ4_XS:
+        return GgmlType::Q5_K;
+      default:
+        return type;
+    }
+  }
   switch (ftype) {
     case kQ2_K:
       return GgmlType::Q3_K;
@@ -144,11 +161,14 @@ GgmlType mixed_type(const FileType& ft, const TensorSpec& t, const ModelConfig& 
   }
   switch (t.role) {
     case TensorRole::AttnV:
-      return attn_v_type(ft.llama_ftype, type, t.layer, c);
+      return c.n_expert == kMixtralExperts ? GgmlType::Q8_0 : attn_v_type(ft.llama_ftype, type, t.layer, c);
+    case TensorRole::AttnK:
+      return c.n_expert == kMixtralExperts ? GgmlType::Q8_0 : type;
     case TensorRole::FfnDown:
+    case TensorRole::FfnDownExps:
       return ffn_down_type(ft.llama_ftype, type, t.layer, c, has_importance);
     case TensorRole::AttnOutput:
-      return attn_output_type(ft.llama_ftype, type);
+      return attn_output_type(ft.llama_ftype, type, c);
     default:
       return type;
   }
@@ -204,7 +224,9 @@ GgmlType fallback_for_row_length(GgmlType type, uint64_t row_length) {
 
 GgmlType tensor_type_for(const FileType& file_type, const TensorSpec& tensor, const ModelConfig& config,
                          QuantMixOptions options) {
-  const bool quantizable = tensor.dims.size() >= 2 && !is_norm_role(tensor.role) && !is_bias_role(tensor.role);
+  // The router stays f32, as llama.cpp keeps it: its logits pick the experts, and it is small.
+  const bool quantizable = tensor.dims.size() >= 2 && !is_norm_role(tensor.role) && !is_bias_role(tensor.role) &&
+                           tensor.role != TensorRole::FfnGateInp;
   if (!quantizable) return GgmlType::F32;
   if (!is_quantized(file_type.default_type)) return file_type.default_type;
   const bool apply_mix = file_type.mixed && !options.pure;

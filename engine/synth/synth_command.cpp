@@ -129,7 +129,7 @@ void add_synth_command(Subcommands& commands) {
   CLI::App* app = commands.add("synth", "Write a synthetic GGUF model (random weights) of a known model's shape",
                                [flags] { return run_synth(*flags); });
   app->footer(help_text());
-  app->add_option("--arch", flags->arch, "Architecture: llama or qwen2 (implied by --preset)");
+  app->add_option("--arch", flags->arch, "Architecture: " + supported_arch_names() + " (implied by --preset)");
   app->add_option("--preset", flags->preset, "Model shape: " + synth_preset_names());
   app->add_option("--type", flags->type, "File type: a llama.cpp mix or a single type (default f16)");
   app->add_flag("--pure", flags->pure, "Every weight in --type's base type (no per-tensor mix), as llama-quantize");
@@ -143,6 +143,10 @@ void add_synth_command(Subcommands& commands) {
   app->add_option("--ffn", flags->shape.n_ff, "Override the feed-forward width");
   app->add_option("--vocab", flags->shape.n_vocab, "Override the vocabulary size");
   app->add_option("--ctx", flags->shape.n_ctx, "Override the training context length");
+  app->add_option("--experts", flags->shape.n_expert,
+                  "Experts per block (a mixture of experts: llama as Mixtral, or qwen3moe); 0: dense (llama)");
+  app->add_option("--experts-used", flags->shape.n_expert_used, "Experts the router picks per token");
+  app->add_option("--expert-ffn", flags->shape.n_ff_exp, "An expert's feed-forward width (qwen3moe; llama's is --ffn)");
   app->add_option("--rope-scaling", flags->rope_scaling, "Write rope scaling metadata: none, linear or yarn");
   app->add_option("--rope-scale", flags->rope_scale, "Rope scaling factor (rope.scaling.factor, default 1)");
   app->add_option("--rope-orig-ctx", flags->rope_orig_ctx,

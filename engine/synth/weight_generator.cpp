@@ -54,7 +54,11 @@ WeightDistribution weight_distribution(const TensorSpec& tensor, const ModelConf
       return {0.0f, 0.02f};
     case TensorRole::AttnOutput:
     case TensorRole::FfnDown:
+    case TensorRole::FfnDownExps:
       return {0.0f, residual};
+    case TensorRole::FfnGateInp:  // router logits of about unit variance: tokens spread over the experts
+    case TensorRole::FfnGateExps:
+    case TensorRole::FfnUpExps:
     case TensorRole::Output:
     case TensorRole::AttnQ:
     case TensorRole::AttnK:

@@ -60,8 +60,11 @@ Result<ModelShape> read_model_shape(const std::string& path, std::optional<GgmlT
 }
 
 uint64_t forward_scratch_bytes(const ModelConfig& c, uint64_t n_tokens) {
-  // x, xn, proj [n_embd]; q, k, v, attn; gate, up [n_ff]: per token, as ForwardScratch::reserve.
-  const uint64_t per_token = 3ull * c.n_embd + c.q_dim() + c.k_dim() + c.v_dim() + c.attn_out_dim() + 2ull * c.n_ff;
+  // x, xn, proj [n_embd]; q, k, v, attn; gate, up [ffn_hidden]; with experts, router [n_expert] and the gathered
+  // expert_x, expert_out [n_embd]: per token, as ForwardScratch::reserve.
+  const uint64_t experts = c.is_moe() ? c.n_expert + 2ull * c.n_embd : 0;
+  const uint64_t per_token =
+      3ull * c.n_embd + c.q_dim() + c.k_dim() + c.v_dim() + c.attn_out_dim() + 2ull * c.ffn_hidden() + experts;
   return per_token * n_tokens * sizeof(float);
 }
 

@@ -162,6 +162,10 @@ PlannedOffload plan_offload(EngineSettings& settings, const ModelShape& shape, c
                             std::span<const uint64_t> gpu_memory) {
   PlannedOffload offload;
   if (settings.n_gpu_layers == 0 || gpu_memory.empty()) return offload;
+  if (shape.config.is_moe()) {
+    offload.error = kGpuRunsNoExperts;
+    return offload;
+  }
   const LayerSplitOptions options = split_options(settings);
   const uint32_t n_layers = shape.config.n_layers;
   // Options the GPUs cannot take fail for every -ngl: said once, before auto would hide them as 0 layers.
