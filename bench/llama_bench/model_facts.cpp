@@ -14,7 +14,7 @@ std::vector<const WeightMatrix*> layer_matrices(const ModelWeights& weights) {
   std::vector<const WeightMatrix*> matrices;
   for (const LayerWeights& layer : weights.layers) {
     for (const WeightMatrix* m : {&layer.attn_q, &layer.attn_k, &layer.attn_v, &layer.attn_output, &layer.ffn_gate,
-                                  &layer.ffn_up, &layer.ffn_down}) {
+                                  &layer.ffn_up, &layer.ffn_down, &layer.ffn_gate_inp}) {
       matrices.push_back(m);
     }
   }
@@ -55,6 +55,17 @@ ModelFacts model_facts(const Model& model) {
     facts.weight_bytes_per_token += m->data.size();
     facts.layer_weight_elements += elements(*m);
     bytes_by_type[m->type] += m->data.size();
+  }
+  // A token reads n_expert_used of each block's experts: what a decode step streams and multiplies.
+  const ModelConfig& c = model.config();
+  for (const LayerWeights& layer : weights.layers) {
+    for (const auto* experts : {&layer.ffn_gate_exps, &layer.ffn_up_exps, &layer.ffn_down_exps}) {
+      for (const WeightMatrix& m : *experts) {
+        facts.weight_bytes_per_token += m.data.size() * c.n_expert_used / c.n_expert;
+        facts.layer_weight_elements += elements(m) * c.n_expert_used / c.n_expert;
+        bytes_by_type[m.type] += m.data.size();
+      }
+    }
   }
   facts.weight_bytes_per_token += weights.output.data.size();
   facts.output_weight_elements = elements(weights.output);

@@ -17,10 +17,11 @@ struct ModelFacts {
   std::string kernel;
   // Some layer or output matrix is F32 / F16 / BF16: prompt batches of those may run on oneDNN.
   bool float_weights = false;
-  // Bytes of weights one generated token reads: every matrix of every layer, the output projection, and
-  // one row of the token embedding (norm gains are decoded at load and not counted).
+  // Bytes of weights one generated token reads: every matrix of every layer (of a mixture of experts, the
+  // n_expert_used / n_expert share of the experts), the output projection, and one row of the token embedding
+  // (norm gains are decoded at load and not counted).
   uint64_t weight_bytes_per_token = 0;
-  uint64_t layer_weight_elements = 0;   // sum of rows x columns of the layers' matrices
+  uint64_t layer_weight_elements = 0;   // sum of rows x columns of the layers' matrices a token multiplies
   uint64_t output_weight_elements = 0;  // rows x columns of the output projection
 };
 

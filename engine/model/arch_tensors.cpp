@@ -24,7 +24,8 @@ struct TensorTemplate {
 
 // A block is its attention sub-layer's tensors, then its feed-forward's.
 constexpr TensorTemplate kAttnNorm{"attn_norm.weight", TensorRole::AttnNorm, Dim::Embd, Dim::None, "[n_embd]"};
-constexpr TensorTemplate kAttnQ{"attn_q.weight", TensorRole::AttnQ, Dim::Embd, Dim::QDim, "[n_embd, n_head * head_dim]"};
+constexpr TensorTemplate kAttnQ{"attn_q.weight", TensorRole::AttnQ, Dim::Embd, Dim::QDim,
+                                "[n_embd, n_head * head_dim]"};
 constexpr TensorTemplate kAttnK{"attn_k.weight", TensorRole::AttnK, Dim::Embd, Dim::KDim,
                                 "[n_embd, n_head_kv * head_dim]"};
 constexpr TensorTemplate kAttnV{"attn_v.weight", TensorRole::AttnV, Dim::Embd, Dim::VDim,
@@ -54,7 +55,13 @@ constexpr std::array kQkNormAttention = {kAttnNorm, kAttnQ, kAttnK, kAttnV, kAtt
 
 // gemma3: the query and key norms, and another RMSNorm on the sub-layer's output (before the residual add).
 constexpr std::array kGemma3Attention = {
-    kAttnNorm,  kAttnQ,      kAttnK, kAttnV, kAttnQNorm, kAttnKNorm, kAttnOutput,
+    kAttnNorm,
+    kAttnQ,
+    kAttnK,
+    kAttnV,
+    kAttnQNorm,
+    kAttnKNorm,
+    kAttnOutput,
     TensorTemplate{"post_attention_norm.weight", TensorRole::AttnPostNorm, Dim::Embd, Dim::None, "[n_embd]"},
 };
 

@@ -19,10 +19,8 @@ struct ArchName {
 };
 
 constexpr ArchName kArchNames[] = {
-    {ModelArch::Llama, "llama", RopeStyle::Interleaved},
-    {ModelArch::Qwen2, "qwen2", RopeStyle::Neox},
-    {ModelArch::Gemma3, "gemma3", RopeStyle::Neox},
-    {ModelArch::Qwen3, "qwen3", RopeStyle::Neox},
+    {ModelArch::Llama, "llama", RopeStyle::Interleaved}, {ModelArch::Qwen2, "qwen2", RopeStyle::Neox},
+    {ModelArch::Gemma3, "gemma3", RopeStyle::Neox},      {ModelArch::Qwen3, "qwen3", RopeStyle::Neox},
     {ModelArch::Qwen3Moe, "qwen3moe", RopeStyle::Neox},
 };
 
@@ -149,7 +147,8 @@ Status read_experts(const KeyReader& keys, ModelConfig& c) {
   if (!n_expert) return n_expert.error();
   c.n_expert = *n_expert;
   if (c.n_expert == 0) {
-    if (c.arch == ModelArch::Qwen3Moe) return fail("missing key '{}' (a qwen3moe model has experts)", keys.key("expert_count"));
+    if (c.arch == ModelArch::Qwen3Moe)
+      return fail("missing key '{}' (a qwen3moe model has experts)", keys.key("expert_count"));
     return {};
   }
   if (c.arch != ModelArch::Llama && c.arch != ModelArch::Qwen3Moe) {

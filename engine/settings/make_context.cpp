@@ -83,8 +83,8 @@ Result<PlacedContext> make_context(const Model& model, const EngineSettings& set
     params.n_gpu_layers = 0;
   }
   if (params.n_gpu_layers != 0 && model.config().is_moe()) {
-    out.warnings.push_back(fmt::format("-ngl {}: {}; running every layer on the CPU", setting_text(settings),
-                                       kGpuRunsNoExperts));
+    out.warnings.push_back(
+        fmt::format("-ngl {}: {}; running every layer on the CPU", setting_text(settings), kGpuRunsNoExperts));
     params.n_gpu_layers = 0;
   }
   if (params.n_gpu_layers == kGpuLayersAuto) {

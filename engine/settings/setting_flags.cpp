@@ -129,7 +129,8 @@ Result<std::vector<std::string>> parse_setting_values(const Setting& setting, Co
     if (!words) return words.error();
     items = std::move(*words);
   }
-  if (items.size() > kMaxRangeValues) return fail("{}: the values expand to more than {} in all", where, kMaxRangeValues);
+  if (items.size() > kMaxRangeValues)
+    return fail("{}: the values expand to more than {} in all", where, kMaxRangeValues);
   std::vector<std::string> values;
   for (const std::string& item : items) {
     auto value = setting.parse(item, where);

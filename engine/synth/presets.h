@@ -26,13 +26,13 @@ std::string synth_preset_names();  // "tiny, llama-1b, ..." (for help and errors
 
 // Shape flags of `synth`; each replaces the preset's value when set.
 struct ShapeOverrides {
-  std::optional<uint32_t> n_embd;     // --dim
-  std::optional<uint32_t> n_layers;   // --layers
-  std::optional<uint32_t> n_head;     // --heads
-  std::optional<uint32_t> n_head_kv;  // --kv-heads
-  std::optional<uint32_t> n_ff;       // --ffn
-  std::optional<uint32_t> n_vocab;    // --vocab
-  std::optional<uint32_t> n_ctx;      // --ctx
+  std::optional<uint32_t> n_embd;         // --dim
+  std::optional<uint32_t> n_layers;       // --layers
+  std::optional<uint32_t> n_head;         // --heads
+  std::optional<uint32_t> n_head_kv;      // --kv-heads
+  std::optional<uint32_t> n_ff;           // --ffn
+  std::optional<uint32_t> n_vocab;        // --vocab
+  std::optional<uint32_t> n_ctx;          // --ctx
   std::optional<uint32_t> n_expert;       // --experts
   std::optional<uint32_t> n_expert_used;  // --experts-used
   std::optional<uint32_t> n_ff_exp;       // --expert-ffn

@@ -365,7 +365,8 @@ TEST_P(BatchDecodeTest, LongPromptsAreSplitIntoLogicalBatches) {
   EXPECT_LE(test::logits_diff(*split, *whole).max_over_std, kSameTolerance);
 }
 
-INSTANTIATE_TEST_SUITE_P(Arch, BatchDecodeTest, ::testing::Values(ModelArch::Llama, ModelArch::Qwen2, ModelArch::Qwen3),
+INSTANTIATE_TEST_SUITE_P(Arch, BatchDecodeTest,
+                         ::testing::Values(ModelArch::Llama, ModelArch::Qwen2, ModelArch::Qwen3, ModelArch::Qwen3Moe),
                          [](const auto& info) { return std::string(model_arch_name(info.param)); });
 
 }  // namespace

@@ -160,7 +160,8 @@ TEST_P(EmbeddingTest, BadInputsAreRefusedAndTheCacheIsLeftEmpty) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Archs, EmbeddingTest,
-                         ::testing::Values(ModelArch::Llama, ModelArch::Qwen2, ModelArch::Gemma3, ModelArch::Qwen3),
+                         ::testing::Values(ModelArch::Llama, ModelArch::Qwen2, ModelArch::Gemma3, ModelArch::Qwen3,
+                                           ModelArch::Qwen3Moe),
                          [](const auto& info) { return std::string(model_arch_name(info.param)); });
 
 TEST(EmbeddingNorm, ScalesAsLlamaCppsModes) {

@@ -23,15 +23,15 @@
 
 namespace infertune::test {
 
-// The tiny preset (dim 256, 4 layers, GQA 8/2, ffn 512, vocab 512) of `arch` in file type `type`.
+// The tiny preset (dim 256, 4 layers, GQA 8/2, ffn 512, vocab 512) of `arch` in file type `type`, as
+// `infertune synth --arch ARCH` makes it (qwen3moe: 16 experts of 128, 4 per token).
 inline Result<std::vector<std::byte>> synth_tiny(ModelArch arch, std::string_view type, bool pure = false,
                                                  bool tied = false, uint64_t seed = 1) {
-  const SynthPreset* preset = find_synth_preset("tiny");
-  if (!preset) return fail("no tiny preset");
+  auto tiny = resolve_synth_model(std::string(model_arch_name(arch)), std::string("tiny"), {});
+  if (!tiny) return tiny.error();
   const auto file_type = file_type_from_name(type);
   if (!file_type) return fail("no file type {}", type);
-  SynthRequest request{preset->config, "tiny", *file_type, {pure}, seed, 1};
-  request.config.arch = arch;
+  SynthRequest request{tiny->config, "tiny", *file_type, {pure}, seed, 1};
   request.config.tied_output = tied;
   return synthesize_in_memory(request);
 }

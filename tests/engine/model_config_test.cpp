@@ -338,7 +338,8 @@ TEST(ModelConfig, RejectsUnsupportedArchitecture) {
   ModelParts parts = tiny_parts();
   parts.set("general.architecture", GgufValue{std::string("gemma")});
   EXPECT_THAT(error_of(parts),
-              HasSubstr("general.architecture = 'gemma' is not supported (supported: llama, qwen2, gemma3, qwen3)"));
+              HasSubstr("general.architecture = 'gemma' is not supported (supported: llama, qwen2, gemma3, qwen3, "
+                        "qwen3moe)"));
 }
 
 TEST(ModelConfig, RejectsMissingHyperParameter) {
@@ -411,6 +412,36 @@ TEST(ModelConfig, Qwen3RejectsQwen2Biases) {
   ModelParts parts = tiny_parts(ModelArch::Qwen3);
   parts.tensors.push_back({"blk.0.attn_q.bias", {256}, GgmlType::F32});
   EXPECT_THAT(error_of(parts), HasSubstr("unexpected tensor 'blk.0.attn_q.bias' for architecture qwen3"));
+}
+
+TEST(ModelConfig, Qwen3MoeReadsItsExpertsAndTheirStackedTensors) {
+  ModelParts parts = tiny_parts(ModelArch::Qwen3Moe);
+  auto config = read_parts(parts);
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->n_expert, 16u);
+  EXPECT_EQ(config->n_expert_used, 4u);
+  EXPECT_EQ(config->n_ff_exp, 128u);
+  ModelParts flat = parts;
+  flat.tensor("blk.2.ffn_up_exps.weight").dims = {256, 128};
+  EXPECT_THAT(error_of(flat), HasSubstr("tensor 'blk.2.ffn_up_exps.weight': expected [n_embd, n_ff_exp, n_expert] = "
+                                        "[256, 128, 16], found [256, 128]"));
+  ModelParts dense = parts;
+  dense.erase_key("qwen3moe.expert_count");
+  EXPECT_THAT(error_of(dense), HasSubstr("missing key 'qwen3moe.expert_count' (a qwen3moe model has experts)"));
+  parts.set("qwen3moe.expert_used_count", GgufValue{uint32_t{17}});
+  EXPECT_THAT(error_of(parts),
+              HasSubstr("qwen3moe.expert_used_count = 17: must be between 1 and qwen3moe.expert_count = 16"));
+}
+
+TEST(ModelConfig, LlamaWithExpertsIsMixtralAndOtherArchitecturesHaveNone) {
+  ModelParts dense = tiny_parts();
+  dense.set("llama.expert_count", GgufValue{uint32_t{8}});
+  dense.set("llama.expert_used_count", GgufValue{uint32_t{2}});
+  // The dense feed-forward's tensors are not what a llama with experts has.
+  EXPECT_THAT(error_of(dense), HasSubstr("unexpected tensor 'blk.0.ffn_gate.weight' for architecture llama"));
+  ModelParts qwen2 = tiny_parts(ModelArch::Qwen2);
+  qwen2.set("qwen2.expert_count", GgufValue{uint32_t{8}});
+  EXPECT_THAT(error_of(qwen2), HasSubstr("qwen2.expert_count = 8: mixture-of-experts qwen2 models are not supported"));
 }
 
 TEST(ModelConfig, LlamaRejectsQwen2Biases) {

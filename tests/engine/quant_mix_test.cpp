@@ -85,6 +85,32 @@ TEST(QuantMix, Qwen25_05B_Q4_K_M_FallsBackForRowsOf896) {
   EXPECT_EQ(type_counts("qwen2.5-0.5b", "q4_k_m"), expected);
 }
 
+TEST(QuantMix, Qwen3_30B_A3B_Q4_K_M_KeepsTheRouterF32AndMixesTheExpertsAsFfnDown) {
+  // 48 blocks: f32 = 5 per block (attn/ffn norms, q/k norms, the router) + output_norm; q6_K = the output, and
+  // attn_v and ffn_down_exps in the 24 use_more_bits layers each; every other matrix q4_K (as llama.cpp loads the
+  // published Qwen3-30B-A3B Q4_K_M).
+  const std::map<std::string, int> expected = {{"f32", 241}, {"q4_K", 289}, {"q6_K", 49}};
+  EXPECT_EQ(type_counts("qwen3-30b-a3b", "q4_k_m"), expected);
+}
+
+TEST(QuantMix, EightExpertsGetMixtralsAttentionBits) {
+  auto model = resolve_synth_model(std::nullopt, std::string("mixtral-8x7b"), {});
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  const auto q4_k_m = file_type_from_name("q4_k_m");
+  std::map<std::string, std::string> types;  // role -> type, of block 5 (not a use_more_bits layer)
+  for (const TensorSpec& spec : expected_tensors(model->config)) {
+    if (spec.layer == 5)
+      types[std::string(tensor_role_name(spec.role))] = ggml_type_name(tensor_type_for(*q4_k_m, spec, model->config));
+  }
+  EXPECT_EQ(types["attn_v"], "q8_0");
+  EXPECT_EQ(types["attn_k"], "q8_0");
+  EXPECT_EQ(types["attn_output"], "q5_K");
+  EXPECT_EQ(types["attn_q"], "q4_K");
+  EXPECT_EQ(types["ffn_gate_inp"], "f32");
+  EXPECT_EQ(types["ffn_gate_exps"], "q4_K");
+  EXPECT_EQ(types["ffn_down_exps"], "q4_K");
+}
+
 TEST(QuantMix, UseMoreBitsPicksFirstAndLastEighthAndEveryThirdLayer) {
   std::vector<int> picked;
   for (int i = 0; i < 16; ++i) {

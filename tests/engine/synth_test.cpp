@@ -82,6 +82,9 @@ ShapeOverrides shape(std::initializer_list<std::pair<std::string_view, uint32_t>
     if (flag == "ffn") o.n_ff = value;
     if (flag == "vocab") o.n_vocab = value;
     if (flag == "ctx") o.n_ctx = value;
+    if (flag == "experts") o.n_expert = value;
+    if (flag == "experts-used") o.n_expert_used = value;
+    if (flag == "expert-ffn") o.n_ff_exp = value;
   }
   return o;
 }
@@ -147,6 +150,35 @@ TEST(SynthPresets, ShapesOfTheLargerPresets) {
   EXPECT_FALSE(preset_config("qwen3-8b").tied_output);
 }
 
+TEST(SynthPresets, ExpertsMakeAMixtureOfExperts) {
+  const ModelConfig a3b = preset_config("qwen3-30b-a3b");
+  EXPECT_EQ(a3b.arch, ModelArch::Qwen3Moe);
+  EXPECT_EQ(a3b.n_expert, 128u);
+  EXPECT_EQ(a3b.n_expert_used, 8u);
+  EXPECT_EQ(a3b.n_ff_exp, 768u);
+  EXPECT_EQ(expected_tensors(a3b).size(), 579u);  // the published Qwen3-30B-A3B GGUF has 579 tensors
+  EXPECT_EQ(param_count(a3b), 30'532'122'624u);   // and its checkpoint 30.5 B parameters
+
+  auto mixtral = resolve_synth_model(std::string("llama"), std::string("tiny"), shape({{"experts", 8}}));
+  ASSERT_TRUE(mixtral.ok()) << mixtral.error().message;
+  EXPECT_EQ(mixtral->config.n_expert_used, 2u);  // Mixtral's, when not given
+  EXPECT_EQ(mixtral->config.n_ff_exp, mixtral->config.n_ff);
+  auto dense = resolve_synth_model(std::nullopt, std::string("mixtral-8x7b"), shape({{"experts", 0}}));
+  ASSERT_TRUE(dense.ok()) << dense.error().message;
+  EXPECT_FALSE(dense->config.is_moe());
+
+  auto error = [](std::string arch, const ShapeOverrides& o) {
+    auto model = resolve_synth_model(arch, std::string("tiny"), o);
+    return model.ok() ? std::string() : model.error().message;
+  };
+  EXPECT_THAT(error("qwen2", shape({{"experts", 4}})), HasSubstr("--experts: qwen2 has no mixture-of-experts form"));
+  EXPECT_THAT(error("qwen3moe", shape({{"experts", 0}})), HasSubstr("--experts 0: a qwen3moe model has experts"));
+  EXPECT_THAT(error("qwen3moe", shape({{"experts-used", 17}})),
+              HasSubstr("--experts-used 17 must be between 1 and --experts 16 (the preset's)"));
+  EXPECT_THAT(error("llama", shape({{"experts", 8}, {"expert-ffn", 64}})),
+              HasSubstr("--expert-ffn: a llama expert is as wide as --ffn"));
+}
+
 TEST(SynthPresets, OverridesReplaceThePresetValues) {
   const ShapeOverrides overrides = shape(
       {{"dim", 512}, {"layers", 2}, {"heads", 4}, {"kv-heads", 1}, {"ffn", 1024}, {"vocab", 1000}, {"ctx", 4096}});
@@ -190,7 +222,7 @@ TEST(SynthPresets, BadValuesGiveClearErrors) {
   };
   EXPECT_THAT(error(std::nullopt, "llama-70b"), HasSubstr("--preset 'llama-70b' is unknown (presets: tiny, llama-1b"));
   EXPECT_THAT(error("gpt2", "tiny"),
-              HasSubstr("--arch 'gpt2' is not supported (supported: llama, qwen2, gemma3, qwen3)"));
+              HasSubstr("--arch 'gpt2' is not supported (supported: llama, qwen2, gemma3, qwen3, qwen3moe)"));
   EXPECT_THAT(error(std::nullopt, std::nullopt), HasSubstr("give --preset"));
   EXPECT_THAT(error(std::nullopt, "tiny", shape({{"dim", 250}})),
               HasSubstr("--dim 250 is not divisible by --heads 8 (the preset's)"));
