@@ -45,7 +45,10 @@ def main():
     sources = [os.path.join(models, "fixture-llama-f32.gguf"), os.path.join(models, "fixture-qwen2-f32.gguf")]
     for name, args in [("deep-f16", ["--preset", "tiny", "--layers", "16", "--type", "f16"]),
                        ("wide-bf16", ["--preset", "tiny", "--dim", "320", "--ffn", "640", "--type", "bf16"]),
-                       ("qwen3-f16", ["--arch", "qwen3", "--preset", "tiny", "--type", "f16"])]:
+                       ("qwen3-f16", ["--arch", "qwen3", "--preset", "tiny", "--type", "f16"]),
+                       # Experts: 3-D tensors, the f32 router, and Mixtral's (8 experts) attention rules.
+                       ("qwen3moe-f16", ["--arch", "qwen3moe", "--preset", "tiny", "--type", "f16"]),
+                       ("mixtral-f16", ["--preset", "tiny", "--experts", "8", "--type", "f16"])]:
         path = os.path.join(work, f"{name}.gguf")
         subprocess.run([infertune, "synth", *args, "-o", path], check=True, capture_output=True)
         sources.append(path)
