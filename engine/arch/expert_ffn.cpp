@@ -30,6 +30,9 @@ void scatter_add_rows(std::span<const float> rows, std::span<const uint32_t> tok
 
 }  // namespace
 
+// Each expert's rows are quantized on their own (an expert's products read only its tokens), then all the experts'
+// products of one kind run as one parallel job: the threads meet a few times per block, not a few times per expert
+// (decode reads n_expert_used small experts per block).
 Status expert_ffn(const ParallelFor& threads, const LayerWeights& layer, const ModelConfig& c, ForwardScratch& s,
                   size_t n) {
   const auto xn = rows(s.xn, n, c.n_embd);
@@ -38,20 +41,53 @@ Status expert_ffn(const ParallelFor& threads, const LayerWeights& layer, const M
   thread_local ExpertRoutes routes;
   route_tokens(logits, n, c.n_expert, c.n_expert_used, routes);
 
+  // Row r of these is routes.tokens[r]'s row for the expert whose range holds r.
+  const size_t n_rows = routes.tokens.size(), width = c.n_ff_exp;
+  const auto x = rows(s.expert_x, n_rows, c.n_embd);
+  const auto gate = rows(s.gate, n_rows, width);
+  const auto up = rows(s.up, n_rows, width);
+  const auto out = rows(s.expert_out, n_rows, c.n_embd);
+  gather_rows(xn, routes.tokens, c.n_embd, x);
+
+  thread_local std::vector<uint32_t> active;  // experts with tokens
+  active.clear();
+  for (uint32_t e = 0; e < c.n_expert; ++e) {
+    if (routes.count(e) != 0) active.push_back(e);
+  }
+  // One quantized input per active expert, for gate/up, then for down (kept apart: a job holds a pointer to each).
+  thread_local std::vector<QuantizedActivations> inputs, hidden;
+  thread_local std::vector<LinearJob> jobs;
+  inputs.resize(std::max(inputs.size(), active.size()));
+  hidden.resize(std::max(hidden.size(), active.size()));
+
+  jobs.clear();
+  for (size_t i = 0; i < active.size(); ++i) {
+    const uint32_t e = active[i];
+    const size_t first = routes.offsets[e], m = routes.count(e);
+    const WeightMatrix* g = &layer.ffn_gate_exps[e];
+    const WeightMatrix* u = &layer.ffn_up_exps[e];
+    if (Status st = quantize_input(threads, {g, u}, x.subspan(first * c.n_embd, m * c.n_embd), m, inputs[i]); !st) {
+      return st;
+    }
+    jobs.push_back({g, &inputs[i], gate.subspan(first * width, m * width)});
+    jobs.push_back({u, &inputs[i], up.subspan(first * width, m * width)});
+  }
+  if (Status st = linear_jobs(threads, ProfiledOp::ffn_gate_up, jobs); !st) return st;
+  if (Status st = gate_rows(threads, GateKind::silu, gate, up, n_rows, width); !st) return st;
+
+  jobs.clear();
+  for (size_t i = 0; i < active.size(); ++i) {
+    const uint32_t e = active[i];
+    const size_t first = routes.offsets[e], m = routes.count(e);
+    const WeightMatrix* d = &layer.ffn_down_exps[e];
+    if (Status st = quantize_input(threads, {d}, gate.subspan(first * width, m * width), m, hidden[i]); !st) return st;
+    jobs.push_back({d, &hidden[i], out.subspan(first * c.n_embd, m * c.n_embd)});
+  }
+  if (Status st = linear_jobs(threads, ProfiledOp::ffn_down, jobs); !st) return st;
+
   const auto proj = rows(s.proj, n, c.n_embd);
   std::fill(proj.begin(), proj.end(), 0.0f);
-  for (uint32_t e = 0; e < c.n_expert; ++e) {
-    const size_t m = routes.count(e);
-    if (m == 0) continue;
-    const auto tokens = std::span<const uint32_t>(routes.tokens).subspan(routes.offsets[e], m);
-    const auto weights = std::span<const float>(routes.weights).subspan(routes.offsets[e], m);
-    const auto x = rows(s.expert_x, m, c.n_embd);
-    const auto y = rows(s.expert_out, m, c.n_embd);
-    gather_rows(xn, tokens, c.n_embd, x);
-    const GatedMatrices expert{&layer.ffn_gate_exps[e], &layer.ffn_up_exps[e], &layer.ffn_down_exps[e]};
-    if (Status st = gated_product(threads, expert, GateKind::silu, x, m, y, s); !st) return st;
-    scatter_add_rows(y, tokens, weights, c.n_embd, proj);
-  }
+  scatter_add_rows(out, routes.tokens, routes.weights, c.n_embd, proj);
   return {};
 }
 

@@ -21,18 +21,20 @@ namespace infertune {
 // Activations of one batch, sized for up to `capacity` tokens. Rows are tokens.
 struct ForwardScratch {
   size_t capacity = 0;
-  std::vector<float> x;                     // [capacity][n_embd] the residual stream
-  std::vector<float> xn;                    // [capacity][n_embd] its normalized copy, input of the projections
-  std::vector<float> q;                     // [capacity][n_head * head_dim]
-  std::vector<float> k;                     // [capacity][n_head_kv * head_dim]
-  std::vector<float> v;                     // [capacity][n_head_kv * head_dim_v]
-  std::vector<float> attn;                  // [capacity][n_head * head_dim_v] attention output, input of attn_output
-  std::vector<float> gate;                  // [capacity][ffn_hidden]
-  std::vector<float> up;                    // [capacity][ffn_hidden]
-  std::vector<float> proj;                  // [capacity][n_embd] a sub-layer's output before the residual add
-  std::vector<float> router;                // [capacity][n_expert] the router's logits (mixture of experts)
-  std::vector<float> expert_x;              // [capacity][n_embd] the rows routed to one expert, gathered
-  std::vector<float> expert_out;            // [capacity][n_embd] that expert's output for them
+  std::vector<float> x;     // [capacity][n_embd] the residual stream
+  std::vector<float> xn;    // [capacity][n_embd] its normalized copy, input of the projections
+  std::vector<float> q;     // [capacity][n_head * head_dim]
+  std::vector<float> k;     // [capacity][n_head_kv * head_dim]
+  std::vector<float> v;     // [capacity][n_head_kv * head_dim_v]
+  std::vector<float> attn;  // [capacity][n_head * head_dim_v] attention output, input of attn_output
+  std::vector<float> gate;  // [capacity (x n_expert_used)][ffn_hidden]
+  std::vector<float> up;    // [capacity (x n_expert_used)][ffn_hidden]
+  std::vector<float> proj;  // [capacity][n_embd] a sub-layer's output before the residual add
+  // A mixture of experts: the router's logits, and every token's input and output rows for each expert it goes
+  // to, grouped by expert (engine/arch/expert_ffn.cpp).
+  std::vector<float> router;                // [capacity][n_expert]
+  std::vector<float> expert_x;              // [capacity x n_expert_used][n_embd]
+  std::vector<float> expert_out;            // [capacity x n_expert_used][n_embd]
   QuantizedActivations xq;                  // the input of the current projections, quantized (see quantize_input)
   std::vector<AttentionScratch> attention;  // [pool threads] the attention kernels' working memory
 

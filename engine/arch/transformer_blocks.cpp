@@ -186,6 +186,47 @@ Status linear_group(const ParallelFor& threads, ProfiledOp op, std::initializer_
   return {};
 }
 
+Status linear_jobs(const ParallelFor& threads, ProfiledOp op, std::span<const LinearJob> jobs) {
+  thread_local std::vector<PreparedProduct> members;
+  members.clear();
+  size_t total_rows = 0, widest = 0;
+  uint64_t weight_bytes = 0;
+  for (const LinearJob& job : jobs) {
+    auto product = prepare_product(*job.w, *job.xq, job.y);
+    if (!product) return product.error();
+    if (float_gemm_applies(product->problem)) {
+      for (const LinearJob& j : jobs) {
+        if (Status s = linear(threads, *j.w, *j.xq, j.y); !s) return s;
+      }
+      return {};
+    }
+    product->first_row = total_rows;
+    members.push_back(*product);
+    total_rows += job.w->n_rows;
+    widest = std::max<size_t>(widest, job.w->n_cols * job.xq->n_tokens());
+    weight_bytes += job.w->data.size();
+  }
+  if (members.empty()) return {};
+  // A view of the calling thread's list: the pool's threads see a thread_local as their own (empty) one.
+  const std::span<const PreparedProduct> all(members);
+  const OpTimer timer(op, weight_bytes);
+  Status s = run_timed_ranges(
+      op, threads, total_rows,
+      [&](size_t begin, size_t end) {
+        // The first member ending past `begin`, then on while they start before `end`.
+        auto m = std::upper_bound(all.begin(), all.end(), begin, [](size_t row, const PreparedProduct& p) {
+          return row < p.first_row + p.problem.n_rows;
+        });
+        for (; m != all.end() && m->first_row < end; ++m) {
+          const size_t lo = std::max(begin, m->first_row), hi = std::min(end, m->first_row + m->problem.n_rows);
+          m->fn(m->problem, lo - m->first_row, hi - m->first_row);
+        }
+      },
+      min_chunk_for(widest), kRowGranule, RangeSplit::balanced);
+  if (!s) return fail("{}: {}", jobs.front().w->name, s.error().message);
+  return {};
+}
+
 Status linear(const ParallelFor& threads, const WeightMatrix& w, const QuantizedActivations& xq, std::span<float> y) {
   auto product = prepare_product(w, xq, y);
   if (!product) return product.error();
@@ -362,18 +403,24 @@ Status activate_rows(const ParallelFor& threads, GateActivation activation, std:
 
 }  // namespace
 
+Status gate_rows(const ParallelFor& threads, GateKind kind, std::span<float> gate, std::span<const float> up, size_t n,
+                 size_t width) {
+  const GateActivation activation = kind == GateKind::silu ? kSilu : kGelu;
+  if (Status st = activate_rows(threads, activation, gate, up, n, width); !st) {
+    return fail("ffn, {}: {}", activation.name, st.error().message);
+  }
+  return {};
+}
+
 Status gated_product(const ParallelFor& threads, const GatedMatrices& m, GateKind kind, std::span<const float> x,
                      size_t n, std::span<float> out, ForwardScratch& s) {
-  const GateActivation activation = kind == GateKind::silu ? kSilu : kGelu;
   const size_t width = m.gate->n_rows;
   const auto gate = rows(s.gate, n, width);
   const auto up = rows(s.up, n, width);
   // gate and up read x quantized once.
   if (Status st = quantize_input(threads, {m.gate, m.up}, x, n, s.xq); !st) return st;
   if (Status st = linear_group(threads, ProfiledOp::ffn_gate_up, {{m.gate, gate}, {m.up, up}}, s.xq); !st) return st;
-  if (Status st = activate_rows(threads, activation, gate, up, n, width); !st) {
-    return fail("ffn, {}: {}", activation.name, st.error().message);
-  }
+  if (Status st = gate_rows(threads, kind, gate, up, n, width); !st) return st;
   return linear(threads, *m.down, gate, n, out, s.xq);
 }
 
@@ -434,13 +481,14 @@ Status ForwardScratch::reserve(const ModelConfig& c, size_t n_tokens) {
     k.resize(n_tokens * c.k_dim());
     v.resize(n_tokens * c.v_dim());
     attn.resize(n_tokens * c.attn_out_dim());
-    gate.resize(n_tokens * c.ffn_hidden());
-    up.resize(n_tokens * c.ffn_hidden());
+    // With experts, each token's rows for every expert it goes to, side by side.
+    const size_t ffn_rows = c.is_moe() ? n_tokens * c.n_expert_used : n_tokens;
+    gate.resize(ffn_rows * c.ffn_hidden());
+    up.resize(ffn_rows * c.ffn_hidden());
     proj.resize(n_tokens * c.n_embd);
-    const size_t moe_tokens = c.is_moe() ? n_tokens : 0;
-    router.resize(moe_tokens * c.n_expert);
-    expert_x.resize(moe_tokens * c.n_embd);
-    expert_out.resize(moe_tokens * c.n_embd);
+    router.resize(c.is_moe() ? n_tokens * c.n_expert : 0);
+    expert_x.resize(c.is_moe() ? ffn_rows * c.n_embd : 0);
+    expert_out.resize(c.is_moe() ? ffn_rows * c.n_embd : 0);
   } catch (const std::bad_alloc&) {
     return fail("cannot allocate activation buffers for a batch of {} tokens", n_tokens);
   }

@@ -68,6 +68,18 @@ struct LinearOutput {
 Status linear_group(const ParallelFor& threads, ProfiledOp op, std::initializer_list<LinearOutput> outputs,
                     const QuantizedActivations& xq);
 
+// One product of a batch whose members each read their own quantized input (one per expert).
+struct LinearJob {
+  const WeightMatrix* w;
+  const QuantizedActivations* xq;  // quantized by quantize_input with w among its readers
+  std::span<float> y;              // [xq->n_tokens()][w->n_rows]
+};
+
+// linear() of every job as one parallel job over their rows in turn, handed out in chunks as threads finish
+// (the jobs' token counts differ). Each row is computed as linear() computes it. Float weights that a batch
+// would run on oneDNN go through linear() one by one.
+Status linear_jobs(const ParallelFor& threads, ProfiledOp op, std::span<const LinearJob> jobs);
+
 // The same for an input only w reads: quantizes x into xq, then the product.
 Status linear(const ParallelFor& threads, const WeightMatrix& w, std::span<const float> x, size_t n_tokens,
               std::span<float> y, QuantizedActivations& xq);
@@ -110,6 +122,10 @@ struct GatedMatrices {
   const WeightMatrix* down;  // [n_out][width]
 };
 enum class GateKind { silu, gelu };
+
+// gate = act(gate) * up over n rows of `width`, token rows split between the threads.
+Status gate_rows(const ParallelFor& threads, GateKind kind, std::span<float> gate, std::span<const float> up, size_t n,
+                 size_t width);
 
 // out = W_down (act(W_gate x) * (W_up x)) for x [n][n_in] -> out [n][n_out], through scratch.gate, .up and .xq
 // (sized for n rows of the gate's width).
