@@ -54,6 +54,15 @@ int run_imatrix(const ImatrixFlags& flags) {
   if (!text) return report_error(kCommand, text.error().message);
   auto model = Model::load(flags.model, {.use_mmap = flags.settings.use_mmap, .repack = flags.settings.repack});
   if (!model) return report_error(kCommand, model.error().message);
+  if (model->config().is_moe()) {
+    // llama-imatrix keeps one row of sums per expert in a stacked entry; ours has one row per matrix.
+    return report_error(
+        kCommand,
+        fmt::format(
+            "{}: a mixture-of-experts model ({} experts): the importance matrix of "
+            "experts is not collected yet (a matrix from llama-imatrix can be given to `infertune quantize --imatrix`)",
+            flags.model, model->config().n_expert));
+  }
   auto tokenizer = Tokenizer::from_gguf(model->file());
   if (!tokenizer) return report_error(kCommand, "the model's tokenizer: " + tokenizer.error().message);
   EngineSettings settings = flags.settings;

@@ -71,6 +71,16 @@ TEST(GpuOffloadWithoutGpu, CreateSaysWhyThereIsNoDevice) {
   EXPECT_THAT(gpu.error().message, HasSubstr("-ngl 4: no CUDA device"));
 }
 
+// Before any device is touched: a mixture of experts has no GPU path, with or without a GPU.
+TEST(GpuOffload, AMixtureOfExpertsIsRefusedSayingWhy) {
+  auto model = test::load_tiny(ModelArch::Qwen3Moe);
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  const uint32_t n = (*model)->config().n_layers;
+  auto gpu = GpuOffload::create_on(**model, {.n_gpu_layers = 99, .n_cells = 64}, {{0, {0, n, true}}});
+  ASSERT_FALSE(gpu.ok());
+  EXPECT_THAT(gpu.error().message, HasSubstr("-ngl 99: the GPU path does not run mixture-of-experts layers yet"));
+}
+
 TEST(GpuOffloadOnGpu, ABudgetTooSmallForTheWeightsIsRefusedNamingTheTensor) {
   if (!have_gpu()) GTEST_SKIP() << "no CUDA device visible";
   auto model = Model::load(fixture("fixture-llama-Q8_0.gguf"));
