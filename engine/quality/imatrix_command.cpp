@@ -54,15 +54,6 @@ int run_imatrix(const ImatrixFlags& flags) {
   if (!text) return report_error(kCommand, text.error().message);
   auto model = Model::load(flags.model, {.use_mmap = flags.settings.use_mmap, .repack = flags.settings.repack});
   if (!model) return report_error(kCommand, model.error().message);
-  if (model->config().is_moe()) {
-    // llama-imatrix keeps one row of sums per expert in a stacked entry; ours has one row per matrix.
-    return report_error(
-        kCommand,
-        fmt::format(
-            "{}: a mixture-of-experts model ({} experts): the importance matrix of "
-            "experts is not collected yet (a matrix from llama-imatrix can be given to `infertune quantize --imatrix`)",
-            flags.model, model->config().n_expert));
-  }
   auto tokenizer = Tokenizer::from_gguf(model->file());
   if (!tokenizer) return report_error(kCommand, "the model's tokenizer: " + tokenizer.error().message);
   EngineSettings settings = flags.settings;
@@ -78,7 +69,7 @@ int run_imatrix(const ImatrixFlags& flags) {
   params.need_two_chunks = false;
   if (tokenizer->vocab().add_bos()) params.bos = tokenizer->bos();
 
-  ImportanceMatrix matrix(flags.process_output);
+  ImportanceMatrix matrix(flags.process_output, model->config().n_expert);
   const auto start = std::chrono::steady_clock::now();
   fmt::print(stderr, "imatrix: {} tokens in chunks of {}\n", tokens.size(), params.n_ctx);
   Result<std::vector<ChunkScore>> scores = [&] {

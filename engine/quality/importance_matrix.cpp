@@ -3,27 +3,56 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "engine/gguf/gguf_writer.h"
 
 namespace infertune {
 
+namespace {
+
+// "blk.0.ffn_up_exps.weight (expert 5)" -> ("blk.0.ffn_up_exps.weight", 5); other names -> (name, nullopt).
+std::pair<std::string_view, std::optional<uint32_t>> split_expert(std::string_view name) {
+  constexpr std::string_view kMark = " (expert ";
+  const size_t at = name.find(kMark);
+  if (at == std::string_view::npos || !name.ends_with(')')) return {name, std::nullopt};
+  const std::string_view digits = name.substr(at + kMark.size(), name.size() - 1 - at - kMark.size());
+  uint32_t expert = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), expert);
+  if (ec != std::errc() || end != digits.data() + digits.size()) return {name, std::nullopt};
+  return {name.substr(0, at), expert};
+}
+
+}  // namespace
+
 void ImportanceMatrix::observe(std::string_view name, std::span<const float> x, size_t n_tokens, size_t n_cols) {
   if (!name.starts_with("blk.") && !(include_output_ && name == "output.weight")) return;
-  Entry& e = entries_[std::string(name)];
-  if (e.sums.empty()) e.sums.assign(n_cols, 0.0f);
-  if (e.sums.size() != n_cols) {
-    if (error_.empty()) error_ = fmt::format("{}: inputs of {} and {} values", name, e.sums.size(), n_cols);
+  const auto [base, expert] = split_expert(name);
+  const size_t n_mat = expert ? n_expert_ : 1;
+  const size_t slot = expert.value_or(0);
+  if (slot >= n_mat) {
+    if (error_.empty()) error_ = fmt::format("{}: expert {} of a model with {} experts", name, slot, n_expert_);
     return;
   }
+  Entry& e = entries_[std::string(base)];
+  if (e.sums.empty()) {
+    e.sums.assign(n_mat * n_cols, 0.0f);
+    e.counts.assign(n_mat, 0);
+  }
+  if (e.sums.size() != n_mat * n_cols) {
+    if (error_.empty()) error_ = fmt::format("{}: inputs of {} and {} values", name, e.sums.size() / n_mat, n_cols);
+    return;
+  }
+  float* sums = e.sums.data() + slot * n_cols;
   for (size_t t = 0; t < n_tokens; ++t) {
     const float* row = x.data() + t * n_cols;
-    for (size_t j = 0; j < n_cols; ++j) e.sums[j] += row[j] * row[j];
+    for (size_t j = 0; j < n_cols; ++j) sums[j] += row[j] * row[j];
   }
-  e.count += n_tokens;
+  e.counts[slot] += n_tokens;
 }
 
 Status ImportanceMatrix::write_gguf(const std::string& path, const Provenance& p) const {
@@ -37,8 +66,9 @@ Status ImportanceMatrix::write_gguf(const std::string& path, const Provenance& p
   for (const auto& entry : entries_) {
     const std::string& name = entry.first;
     const Entry& e = entry.second;
-    if (Status s = w.add_tensor(name + ".in_sum2", {e.sums.size(), 1}, GgmlType::F32); !s) return s;
-    if (Status s = w.add_tensor(name + ".counts", {1, 1}, GgmlType::F32); !s) return s;
+    const uint64_t n_mat = e.counts.size();
+    if (Status s = w.add_tensor(name + ".in_sum2", {e.sums.size() / n_mat, n_mat}, GgmlType::F32); !s) return s;
+    if (Status s = w.add_tensor(name + ".counts", {1, n_mat}, GgmlType::F32); !s) return s;
     order.push_back(&entry);
   }
   return w.write_file(path, [&](size_t index, const GgufTensorInfo&, std::span<std::byte> data) -> Status {
@@ -46,8 +76,8 @@ Status ImportanceMatrix::write_gguf(const std::string& path, const Provenance& p
     if (index % 2 == 0) {
       std::memcpy(data.data(), e.sums.data(), data.size());
     } else {
-      const float count = static_cast<float>(e.count);
-      std::memcpy(data.data(), &count, sizeof(count));
+      std::vector<float> counts(e.counts.begin(), e.counts.end());
+      std::memcpy(data.data(), counts.data(), data.size());
     }
     return {};
   });
@@ -66,13 +96,15 @@ Status ImportanceMatrix::write_dat(const std::string& path, const Provenance& p)
     for (const auto& [name, e] : entries_) {
       put_i32(static_cast<int32_t>(name.size()));
       put(name.data(), name.size());
-      const int32_t ncall = static_cast<int32_t>((e.count + chunk - 1) / chunk);  // rounded up, never 0 with data
+      const uint64_t busiest = *std::max_element(e.counts.begin(), e.counts.end());
+      const int32_t ncall = static_cast<int32_t>((busiest + chunk - 1) / chunk);  // rounded up, never 0 with data
       put_i32(ncall);
       put_i32(static_cast<int32_t>(e.sums.size()));
       std::vector<float> scaled(e.sums.size());
-      const float count = e.count == 0 ? 1.0f : static_cast<float>(e.count);
+      const size_t n_cols = e.sums.size() / e.counts.size();
       for (size_t j = 0; j < scaled.size(); ++j) {
-        scaled[j] = e.count == 0 ? static_cast<float>(ncall) : e.sums[j] / count * static_cast<float>(ncall);
+        const uint64_t count = e.counts[j / n_cols];
+        scaled[j] = count == 0 ? static_cast<float>(ncall) : e.sums[j] / static_cast<float>(count) * ncall;
       }
       put(scaled.data(), scaled.size() * sizeof(float));
     }

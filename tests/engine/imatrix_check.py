@@ -6,6 +6,9 @@ independent numpy computation from the file's own weights (the token embeddings,
 1e-4; q, k and v, which read one input, have equal sums; and the legacy .dat file holds sum / count * ncall.
 When llama.cpp's llama-imatrix has been built (scripts/build-llama-cpp llama-imatrix, cached), the matrices of both
 tools are compared too (each value within 1%).
+On a synthesized qwen3moe (16 experts, 4 per token) the expert stacks get one row of sums and one count per expert:
+every token counted n_used times over an expert stack's rows, once in the router's, and, against llama-imatrix,
+the same count per expert and each expert's sums within 1%.
 
 usage: imatrix_check.py INFERTUNE FIXTURES_DIR TEXT_FILE BUILD_LLAMA_CPP_SCRIPT
 Exits 77 (skipped) when gguf or numpy cannot be imported."""
@@ -67,6 +70,44 @@ def read_dat(path):
     return out
 
 
+N_EXPERT, N_USED = 16, 4
+
+
+def check_experts(infertune, text_file, llama_imatrix, work):
+    model = os.path.join(work, "qwen3moe.gguf")
+    subprocess.run([infertune, "synth", "--arch", "qwen3moe", "--preset", "tiny", "--type", "f32", "-o", model],
+                   check=True, capture_output=True)
+    common = ["-m", model, "-f", text_file, "-c", str(N_CTX), "--chunks", str(N_CHUNKS), "-t", "2"]
+    out = os.path.join(work, "moe-imatrix.gguf")
+    subprocess.run([infertune, "imatrix", *common, "-o", out], check=True, capture_output=True)
+    ours, failures = tensors(out), []
+    tokens = N_CHUNKS * N_CTX
+    for i in range(4):
+        for role in ["ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"]:
+            counts = ours[f"blk.{i}.{role}.weight.counts"]
+            if len(counts) != N_EXPERT or counts.sum() != tokens * N_USED:
+                failures.append(f"blk.{i}.{role}.weight.counts: {len(counts)} experts, {counts.sum()} tokens")
+        if ours[f"blk.{i}.ffn_gate_inp.weight.counts"][0] != tokens:
+            failures.append(f"blk.{i}.ffn_gate_inp.weight.counts")
+    if llama_imatrix and os.access(llama_imatrix, os.X_OK):
+        theirs_path = os.path.join(work, "moe-llama.gguf")
+        subprocess.run([llama_imatrix, *common, "-o", theirs_path, "-b", str(N_CTX), "--no-ppl"], check=True,
+                       capture_output=True)
+        theirs = tensors(theirs_path)
+        if sorted(theirs) != sorted(ours):
+            failures.append("the MoE matrix's entries differ from llama-imatrix's")
+            return failures
+        worst_count = max(np.max(np.abs(ours[n] - theirs[n])) for n in ours if n.endswith(".counts"))
+        # Relative to each value, but not below a thousandth of the entry's mean: an expert that saw one token may
+        # hold a sum of squares near 0, whose rounding says nothing.
+        worst = max(np.max(np.abs(ours[n] - theirs[n]) / np.maximum(theirs[n], 1e-3 * theirs[n].mean())) for n in ours
+                    if n.endswith(".in_sum2"))
+        print(f"MoE against llama-imatrix: counts differ by at most {worst_count:g} tokens, sums by {worst:.2e}")
+        if worst_count != 0 or worst > 1e-2:
+            failures.append(f"the MoE matrix differs from llama-imatrix's: counts by {worst_count}, sums by {worst:.2e}")
+    return failures
+
+
 def main():
     infertune, fixtures, text_file, build_script = sys.argv[1:5]
     model = os.path.join(fixtures, "models", "fixture-llama-f32.gguf")
@@ -121,6 +162,7 @@ def main():
                 failures.append(f"llama-imatrix's sums differ by up to {worst:.2e}")
         else:
             print("llama-imatrix is not built (scripts/build-llama-cpp llama-imatrix): that comparison is skipped")
+        failures += check_experts(infertune, text_file, llama_imatrix, work)
     for f in failures:
         print("FAIL", f)
     return 1 if failures else 0

@@ -31,10 +31,24 @@ TEST(ImportanceMatrix, SumsSquaresAndCountsTokensOfBlockWeightsOnly) {
   ASSERT_EQ(m.entries().size(), 1u);
   const auto& e = m.entries().at("blk.0.attn_q.weight");
   EXPECT_EQ(e.sums, (std::vector<float>{6, 4, 14}));
-  EXPECT_EQ(e.count, 3u);
+  EXPECT_EQ(e.counts, std::vector<uint64_t>{3});
   ImportanceMatrix with_output(true);
   with_output.observe("output.weight", x, 2, 3);
   EXPECT_EQ(with_output.entries().size(), 1u);
+}
+
+TEST(ImportanceMatrix, ExpertsFillTheirOwnRowsOfOneStackedEntry) {
+  ImportanceMatrix m(false, 3);
+  m.observe("blk.1.ffn_up_exps.weight (expert 2)", std::vector<float>{1, 2, 3, -1}, 2, 2);
+  m.observe("blk.1.ffn_up_exps.weight (expert 0)", std::vector<float>{3, 0}, 1, 2);
+  ASSERT_EQ(m.entries().size(), 1u);
+  const auto& e = m.entries().at("blk.1.ffn_up_exps.weight");
+  EXPECT_EQ(e.sums, (std::vector<float>{9, 0, 0, 0, 10, 5}));  // expert 1 saw no token
+  EXPECT_EQ(e.counts, (std::vector<uint64_t>{1, 0, 2}));
+  m.observe("blk.1.ffn_up_exps.weight (expert 3)", std::vector<float>{1, 1}, 1, 2);
+  const Status s = m.write_gguf(temp_file("infertune-imatrix-expert.gguf"), {});
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.error().message, ::testing::HasSubstr("expert 3 of a model with 3 experts"));
 }
 
 TEST(ImportanceMatrix, AnInputWhoseWidthChangesIsAnErrorWhenWritten) {
@@ -81,10 +95,10 @@ TEST(ImportanceMatrix, WritesLlamaImatrixsGgufAndDatLayouts) {
     std::memcpy(&v, bytes.data() + at, 4);
     return v;
   };
-  EXPECT_EQ(i32(0), 2);                                                   // entries
+  EXPECT_EQ(i32(0), 2);                                                 // entries
   EXPECT_EQ(std::string(bytes.data() + 8, 19), "blk.0.attn_k.weight");  // first in name order
-  EXPECT_EQ(i32(27), 1);                                                  // ncall: 1 token / chunk of 1
-  EXPECT_EQ(i32(31), 2);                                                  // values
+  EXPECT_EQ(i32(27), 1);                                                // ncall: 1 token / chunk of 1
+  EXPECT_EQ(i32(31), 2);                                                // values
   float first;
   std::memcpy(&first, bytes.data() + 35, 4);
   EXPECT_EQ(first, 9.0f);  // sum 9 / count 1 * ncall 1
