@@ -160,6 +160,17 @@ std::string_view llama_size_class_of_qwen3moe(const ModelConfig& c) {
   }
 }
 
+std::string_view llama_size_class_of_qwen2moe(const ModelConfig& c) {
+  switch (c.n_layers) {
+    case 24:
+      return "A2.7B";
+    case 28:
+      return "57B.A14B";
+    default:
+      return "?B";
+  }
+}
+
 }  // namespace
 
 std::optional<std::string_view> llama_file_type_name(uint32_t llama_ftype) {
@@ -181,6 +192,8 @@ std::string_view llama_size_class(const ModelConfig& config) {
       return llama_size_class_of_qwen3(config);
     case ModelArch::Qwen3Moe:
       return llama_size_class_of_qwen3moe(config);
+    case ModelArch::Qwen2Moe:
+      return llama_size_class_of_qwen2moe(config);
   }
   return "?B";
 }

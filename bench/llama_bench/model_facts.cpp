@@ -13,8 +13,9 @@ namespace {
 std::vector<const WeightMatrix*> layer_matrices(const ModelWeights& weights) {
   std::vector<const WeightMatrix*> matrices;
   for (const LayerWeights& layer : weights.layers) {
-    for (const WeightMatrix* m : {&layer.attn_q, &layer.attn_k, &layer.attn_v, &layer.attn_output, &layer.ffn_gate,
-                                  &layer.ffn_up, &layer.ffn_down, &layer.ffn_gate_inp}) {
+    for (const WeightMatrix* m :
+         {&layer.attn_q, &layer.attn_k, &layer.attn_v, &layer.attn_output, &layer.ffn_gate, &layer.ffn_up,
+          &layer.ffn_down, &layer.ffn_gate_inp, &layer.ffn_gate_shexp, &layer.ffn_up_shexp, &layer.ffn_down_shexp}) {
       matrices.push_back(m);
     }
   }

@@ -8,6 +8,7 @@ ArchForwardFn arch_forward(ModelArch arch) {
     case ModelArch::Llama:
       return forward_llama;
     case ModelArch::Qwen2:
+    case ModelArch::Qwen2Moe:
       return forward_qwen2;
     case ModelArch::Gemma3:
       return forward_gemma3;

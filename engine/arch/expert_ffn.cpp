@@ -1,6 +1,8 @@
 #include "engine/arch/expert_ffn.h"
 
 #include <algorithm>
+#include <cmath>
+#include <vector>
 
 #include "engine/arch/expert_routing.h"
 #include "engine/arch/op_profile.h"
@@ -28,6 +30,28 @@ void scatter_add_rows(std::span<const float> rows, std::span<const uint32_t> tok
   }
 }
 
+// proj[t] += sigmoid(gate_inp_shexp . xn[t]) * SwiGLU_shared(xn[t]) (qwen2moe), through scratch.expert_out.
+Status add_shared_expert(const ParallelFor& threads, const LayerWeights& layer, const ModelConfig& c, ForwardScratch& s,
+                         size_t n) {
+  const auto xn = rows(s.xn, n, c.n_embd);
+  const auto shared = rows(s.expert_out, n, c.n_embd);
+  const GatedMatrices matrices{&layer.ffn_gate_shexp, &layer.ffn_up_shexp, &layer.ffn_down_shexp};
+  if (Status st = gated_product(threads, matrices, GateKind::silu, xn, n, shared, s); !st) return st;
+  thread_local std::vector<uint32_t> every_token;
+  thread_local std::vector<float> gates;
+  every_token.resize(n);
+  gates.resize(n);
+  for (size_t t = 0; t < n; ++t) {
+    const float* row = xn.data() + t * c.n_embd;
+    float dot = 0;
+    for (size_t j = 0; j < c.n_embd; ++j) dot += row[j] * layer.ffn_gate_inp_shexp[j];
+    every_token[t] = static_cast<uint32_t>(t);
+    gates[t] = 1.0f / (1.0f + std::exp(-dot));
+  }
+  scatter_add_rows(shared, every_token, gates, c.n_embd, rows(s.proj, n, c.n_embd));
+  return {};
+}
+
 }  // namespace
 
 // Each expert's rows are quantized on their own (an expert's products read only its tokens), then all the experts'
@@ -39,7 +63,7 @@ Status expert_ffn(const ParallelFor& threads, const LayerWeights& layer, const M
   const auto logits = rows(s.router, n, c.n_expert);
   if (Status st = linear(threads, layer.ffn_gate_inp, xn, n, logits, s.xq); !st) return st;
   thread_local ExpertRoutes routes;
-  route_tokens(logits, n, c.n_expert, c.n_expert_used, routes);
+  route_tokens(logits, n, c.n_expert, c.n_expert_used, c.expert_weights_norm(), routes);
 
   // Row r of these is routes.tokens[r]'s row for the expert whose range holds r.
   const size_t n_rows = routes.tokens.size(), width = c.n_ff_exp;
@@ -88,6 +112,7 @@ Status expert_ffn(const ParallelFor& threads, const LayerWeights& layer, const M
   const auto proj = rows(s.proj, n, c.n_embd);
   std::fill(proj.begin(), proj.end(), 0.0f);
   scatter_add_rows(out, routes.tokens, routes.weights, c.n_embd, proj);
+  if (c.has_shared_expert()) return add_shared_expert(threads, layer, c, s, n);
   return {};
 }
 

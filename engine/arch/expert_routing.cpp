@@ -5,7 +5,7 @@
 
 namespace infertune {
 
-void route_tokens(std::span<const float> logits, size_t n_tokens, uint32_t n_expert, uint32_t n_used,
+void route_tokens(std::span<const float> logits, size_t n_tokens, uint32_t n_expert, uint32_t n_used, bool normalize,
                   ExpertRoutes& routes) {
   // The calling thread's buffers, reused from call to call.
   thread_local std::vector<uint32_t> order;
@@ -28,6 +28,9 @@ void route_tokens(std::span<const float> logits, size_t n_tokens, uint32_t n_exp
       const float g = std::exp(row[order[i]] - top);
       gates[t * n_used + i] = g;
       sum += g;
+    }
+    if (!normalize) {
+      for (uint32_t i = n_used; i < n_expert; ++i) sum += std::exp(row[order[i]] - top);
     }
     for (uint32_t i = 0; i < n_used; ++i) {
       chosen[t * n_used + i] = order[i];

@@ -1,6 +1,8 @@
 // The qwen2 architecture (Qwen2, Qwen2.5): the llama block with biases on the Q, K and V projections and
 // rope on the two halves of each head (NEOX layout, set in pass.rope). Output tied to token_embd when
-// output.weight is absent (the small Qwen2.5 models).
+// output.weight is absent (the small Qwen2.5 models). qwen2moe (Qwen1.5-MoE-A2.7B, Qwen2-57B-A14B) is the same
+// block with the feed-forward a mixture of SwiGLU experts plus a shared expert (engine/arch/expert_ffn.h).
+#include "engine/arch/expert_ffn.h"
 #include "engine/arch/forward.h"
 #include "engine/arch/op_profile.h"
 #include "engine/arch/transformer_blocks.h"
@@ -41,7 +43,7 @@ Status forward_qwen2(const ForwardPass& pass, const ForwardBatch& batch) {
     add_residual(x, proj);
 
     rms_norm_rows(x, layer.ffn_norm, c.rms_eps, xn);
-    if (Status st = swiglu_ffn(threads, layer, c, s, n); !st) return st;
+    if (Status st = silu_ffn(threads, layer, c, s, n); !st) return st;
     add_residual(x, proj);
   }
   return finish_forward(pass, batch, x);

@@ -483,8 +483,9 @@ Status ForwardScratch::reserve(const ModelConfig& c, size_t n_tokens) {
     attn.resize(n_tokens * c.attn_out_dim());
     // With experts, each token's rows for every expert it goes to, side by side.
     const size_t ffn_rows = c.is_moe() ? n_tokens * c.n_expert_used : n_tokens;
-    gate.resize(ffn_rows * c.ffn_hidden());
-    up.resize(ffn_rows * c.ffn_hidden());
+    const size_t ffn_values = std::max<size_t>(ffn_rows * c.ffn_hidden(), n_tokens * c.n_ff_shexp);
+    gate.resize(ffn_values);
+    up.resize(ffn_values);
     proj.resize(n_tokens * c.n_embd);
     router.resize(c.is_moe() ? n_tokens * c.n_expert : 0);
     expert_x.resize(c.is_moe() ? ffn_rows * c.n_embd : 0);

@@ -11,7 +11,7 @@ namespace infertune {
 namespace {
 
 // A dimension as a function of the config, so that the tables below stay plain data.
-enum class Dim { None, Embd, Vocab, QDim, KDim, VDim, AttnOut, Ff, RopeHalf, HeadDim, Expert, FfExp };
+enum class Dim { None, Embd, Vocab, QDim, KDim, VDim, AttnOut, Ff, RopeHalf, HeadDim, Expert, FfExp, FfShexp };
 
 struct TensorTemplate {
   std::string_view name;  // without the "blk.N." prefix
@@ -101,11 +101,25 @@ constexpr TensorTemplate kTokenEmbd{"token_embd.weight", TensorRole::TokenEmbedd
 constexpr TensorTemplate kOutputNorm{"output_norm.weight", TensorRole::OutputNorm, Dim::Embd, Dim::None, "[n_embd]"};
 constexpr TensorTemplate kOutput{"output.weight", TensorRole::Output, Dim::Embd, Dim::Vocab, "[n_embd, n_vocab]"};
 
+// qwen2moe: the experts, and a shared expert every token goes through, scaled by a sigmoid gate of its input.
+constexpr std::array kSharedExpertFfn = {
+    kExpertFfn[0],
+    kExpertFfn[1],
+    kExpertFfn[2],
+    kExpertFfn[3],
+    kExpertFfn[4],
+    TensorTemplate{"ffn_gate_inp_shexp.weight", TensorRole::FfnGateInpShexp, Dim::Embd, Dim::None, "[n_embd]"},
+    TensorTemplate{"ffn_gate_shexp.weight", TensorRole::FfnGateShexp, Dim::Embd, Dim::FfShexp, "[n_embd, n_ff_shexp]"},
+    TensorTemplate{"ffn_up_shexp.weight", TensorRole::FfnUpShexp, Dim::Embd, Dim::FfShexp, "[n_embd, n_ff_shexp]"},
+    TensorTemplate{"ffn_down_shexp.weight", TensorRole::FfnDownShexp, Dim::FfShexp, Dim::Embd, "[n_ff_shexp, n_embd]"},
+};
+
 std::span<const TensorTemplate> attention_table(ModelArch arch) {
   switch (arch) {
     case ModelArch::Llama:
       return kLlamaAttention;
     case ModelArch::Qwen2:
+    case ModelArch::Qwen2Moe:
       return kQwen2Attention;
     case ModelArch::Gemma3:
       return kGemma3Attention;
@@ -117,6 +131,7 @@ std::span<const TensorTemplate> attention_table(ModelArch arch) {
 }
 
 std::span<const TensorTemplate> ffn_table(const ModelConfig& c) {
+  if (c.has_shared_expert()) return kSharedExpertFfn;
   if (c.is_moe()) return kExpertFfn;
   return c.arch == ModelArch::Gemma3 ? std::span<const TensorTemplate>(kGemma3Ffn) : kDenseFfn;
 }
@@ -147,6 +162,8 @@ uint64_t dim_value(Dim dim, const ModelConfig& c) {
       return c.n_expert;
     case Dim::FfExp:
       return c.n_ff_exp;
+    case Dim::FfShexp:
+      return c.n_ff_shexp;
   }
   return 0;
 }
@@ -215,6 +232,14 @@ std::string_view tensor_role_name(TensorRole role) {
       return "ffn_up_exps";
     case TensorRole::FfnDownExps:
       return "ffn_down_exps";
+    case TensorRole::FfnGateInpShexp:
+      return "ffn_gate_inp_shexp";
+    case TensorRole::FfnGateShexp:
+      return "ffn_gate_shexp";
+    case TensorRole::FfnUpShexp:
+      return "ffn_up_shexp";
+    case TensorRole::FfnDownShexp:
+      return "ffn_down_shexp";
   }
   return "?";
 }

@@ -13,30 +13,34 @@
 namespace infertune {
 
 enum class TensorRole {
-  TokenEmbedding,  // token_embd.weight   [n_embd, n_vocab]
-  RopeFreqs,       // rope_freqs.weight   [n_rot / 2]
-  OutputNorm,      // output_norm.weight  [n_embd]
-  Output,          // output.weight       [n_embd, n_vocab] (absent when tied)
-  AttnNorm,        // blk.N.attn_norm.weight   [n_embd]
-  AttnQ,           // blk.N.attn_q.weight      [n_embd, n_head * head_dim]
-  AttnK,           // blk.N.attn_k.weight      [n_embd, n_head_kv * head_dim]
-  AttnV,           // blk.N.attn_v.weight      [n_embd, n_head_kv * head_dim_v]
-  AttnQBias,       // blk.N.attn_q.bias        [n_head * head_dim]      (qwen2)
-  AttnKBias,       // blk.N.attn_k.bias        [n_head_kv * head_dim]   (qwen2)
-  AttnVBias,       // blk.N.attn_v.bias        [n_head_kv * head_dim_v] (qwen2)
-  AttnQNorm,       // blk.N.attn_q_norm.weight [head_dim] (gemma3: RMSNorm of each query head)
-  AttnKNorm,       // blk.N.attn_k_norm.weight [head_dim] (gemma3: RMSNorm of each key head)
-  AttnOutput,      // blk.N.attn_output.weight [n_head * head_dim_v, n_embd]
-  AttnPostNorm,    // blk.N.post_attention_norm.weight [n_embd] (gemma3: norm of the attention's output)
-  FfnNorm,         // blk.N.ffn_norm.weight    [n_embd]
-  FfnGate,         // blk.N.ffn_gate.weight    [n_embd, n_ff]
-  FfnUp,           // blk.N.ffn_up.weight      [n_embd, n_ff]
-  FfnDown,         // blk.N.ffn_down.weight    [n_ff, n_embd]
-  FfnPostNorm,     // blk.N.post_ffw_norm.weight [n_embd] (gemma3: norm of the feed-forward's output)
-  FfnGateInp,      // blk.N.ffn_gate_inp.weight  [n_embd, n_expert] (the router of a mixture of experts)
-  FfnGateExps,     // blk.N.ffn_gate_exps.weight [n_embd, n_ff_exp, n_expert] (every expert's ffn_gate)
-  FfnUpExps,       // blk.N.ffn_up_exps.weight   [n_embd, n_ff_exp, n_expert]
-  FfnDownExps,     // blk.N.ffn_down_exps.weight [n_ff_exp, n_embd, n_expert]
+  TokenEmbedding,   // token_embd.weight   [n_embd, n_vocab]
+  RopeFreqs,        // rope_freqs.weight   [n_rot / 2]
+  OutputNorm,       // output_norm.weight  [n_embd]
+  Output,           // output.weight       [n_embd, n_vocab] (absent when tied)
+  AttnNorm,         // blk.N.attn_norm.weight   [n_embd]
+  AttnQ,            // blk.N.attn_q.weight      [n_embd, n_head * head_dim]
+  AttnK,            // blk.N.attn_k.weight      [n_embd, n_head_kv * head_dim]
+  AttnV,            // blk.N.attn_v.weight      [n_embd, n_head_kv * head_dim_v]
+  AttnQBias,        // blk.N.attn_q.bias        [n_head * head_dim]      (qwen2)
+  AttnKBias,        // blk.N.attn_k.bias        [n_head_kv * head_dim]   (qwen2)
+  AttnVBias,        // blk.N.attn_v.bias        [n_head_kv * head_dim_v] (qwen2)
+  AttnQNorm,        // blk.N.attn_q_norm.weight [head_dim] (gemma3: RMSNorm of each query head)
+  AttnKNorm,        // blk.N.attn_k_norm.weight [head_dim] (gemma3: RMSNorm of each key head)
+  AttnOutput,       // blk.N.attn_output.weight [n_head * head_dim_v, n_embd]
+  AttnPostNorm,     // blk.N.post_attention_norm.weight [n_embd] (gemma3: norm of the attention's output)
+  FfnNorm,          // blk.N.ffn_norm.weight    [n_embd]
+  FfnGate,          // blk.N.ffn_gate.weight    [n_embd, n_ff]
+  FfnUp,            // blk.N.ffn_up.weight      [n_embd, n_ff]
+  FfnDown,          // blk.N.ffn_down.weight    [n_ff, n_embd]
+  FfnPostNorm,      // blk.N.post_ffw_norm.weight [n_embd] (gemma3: norm of the feed-forward's output)
+  FfnGateInp,       // blk.N.ffn_gate_inp.weight  [n_embd, n_expert] (the router of a mixture of experts)
+  FfnGateExps,      // blk.N.ffn_gate_exps.weight [n_embd, n_ff_exp, n_expert] (every expert's ffn_gate)
+  FfnUpExps,        // blk.N.ffn_up_exps.weight   [n_embd, n_ff_exp, n_expert]
+  FfnDownExps,      // blk.N.ffn_down_exps.weight [n_ff_exp, n_embd, n_expert]
+  FfnGateInpShexp,  // blk.N.ffn_gate_inp_shexp.weight [n_embd] (qwen2moe: the shared expert's sigmoid gate)
+  FfnGateShexp,     // blk.N.ffn_gate_shexp.weight [n_embd, n_ff_shexp]
+  FfnUpShexp,       // blk.N.ffn_up_shexp.weight   [n_embd, n_ff_shexp]
+  FfnDownShexp,     // blk.N.ffn_down_shexp.weight [n_ff_shexp, n_embd]
 };
 
 std::string_view tensor_role_name(TensorRole role);  // "attn_q", "token_embd", ...

@@ -109,6 +109,12 @@ WeightMatrix* matrix_slot(ModelWeights& w, const TensorSpec& spec) {
       return &l.ffn_down;
     case TensorRole::FfnGateInp:
       return &l.ffn_gate_inp;
+    case TensorRole::FfnGateShexp:
+      return &l.ffn_gate_shexp;
+    case TensorRole::FfnUpShexp:
+      return &l.ffn_up_shexp;
+    case TensorRole::FfnDownShexp:
+      return &l.ffn_down_shexp;
     default:
       return nullptr;
   }
@@ -178,6 +184,8 @@ std::vector<float>* vector_slot(ModelWeights& w, const TensorSpec& spec) {
       return &l.attn_k_bias;
     case TensorRole::AttnVBias:
       return &l.attn_v_bias;
+    case TensorRole::FfnGateInpShexp:
+      return &l.ffn_gate_inp_shexp;
     default:
       return nullptr;
   }
@@ -267,8 +275,8 @@ namespace {
 std::vector<WeightMatrix*> product_matrices(ModelWeights& w) {
   std::vector<WeightMatrix*> all;
   for (LayerWeights& l : w.layers) {
-    for (WeightMatrix* m :
-         {&l.attn_q, &l.attn_k, &l.attn_v, &l.attn_output, &l.ffn_gate, &l.ffn_up, &l.ffn_down, &l.ffn_gate_inp}) {
+    for (WeightMatrix* m : {&l.attn_q, &l.attn_k, &l.attn_v, &l.attn_output, &l.ffn_gate, &l.ffn_up, &l.ffn_down,
+                            &l.ffn_gate_inp, &l.ffn_gate_shexp, &l.ffn_up_shexp, &l.ffn_down_shexp}) {
       all.push_back(m);
     }
     for (auto* experts : {&l.ffn_gate_exps, &l.ffn_up_exps, &l.ffn_down_exps}) {

@@ -53,6 +53,11 @@ struct LayerWeights {
   std::vector<WeightMatrix> ffn_gate_exps;  // [n_expert] of [n_ff_exp][n_embd]
   std::vector<WeightMatrix> ffn_up_exps;    // [n_expert] of [n_ff_exp][n_embd]
   std::vector<WeightMatrix> ffn_down_exps;  // [n_expert] of [n_embd][n_ff_exp]
+  // qwen2moe's shared expert (ModelConfig::has_shared_expert), and the gain of its sigmoid gate.
+  std::vector<float> ffn_gate_inp_shexp;  // [n_embd]
+  WeightMatrix ffn_gate_shexp;            // [n_ff_shexp][n_embd]
+  WeightMatrix ffn_up_shexp;              // [n_ff_shexp][n_embd]
+  WeightMatrix ffn_down_shexp;            // [n_embd][n_ff_shexp]
 };
 
 struct ModelWeights {

@@ -21,7 +21,7 @@ struct ArchName {
 constexpr ArchName kArchNames[] = {
     {ModelArch::Llama, "llama", RopeStyle::Interleaved}, {ModelArch::Qwen2, "qwen2", RopeStyle::Neox},
     {ModelArch::Gemma3, "gemma3", RopeStyle::Neox},      {ModelArch::Qwen3, "qwen3", RopeStyle::Neox},
-    {ModelArch::Qwen3Moe, "qwen3moe", RopeStyle::Neox},
+    {ModelArch::Qwen3Moe, "qwen3moe", RopeStyle::Neox},  {ModelArch::Qwen2Moe, "qwen2moe", RopeStyle::Neox},
 };
 
 // Reads the `{arch}.*` keys of one file; every error names the full key.
@@ -146,13 +146,13 @@ Status read_experts(const KeyReader& keys, ModelConfig& c) {
   auto n_expert = keys.u32_or("expert_count", 0);
   if (!n_expert) return n_expert.error();
   c.n_expert = *n_expert;
+  const bool moe_arch = c.arch == ModelArch::Qwen3Moe || c.arch == ModelArch::Qwen2Moe;
   if (c.n_expert == 0) {
-    if (c.arch == ModelArch::Qwen3Moe)
-      return fail("missing key '{}' (a qwen3moe model has experts)", keys.key("expert_count"));
+    if (moe_arch) return fail("missing key '{}' (a {} model has experts)", keys.key("expert_count"), c.arch);
     return {};
   }
-  if (c.arch != ModelArch::Llama && c.arch != ModelArch::Qwen3Moe) {
-    return fail("{} = {}: mixture-of-experts {} models are not supported (supported: llama, qwen3moe)",
+  if (c.arch != ModelArch::Llama && !moe_arch) {
+    return fail("{} = {}: mixture-of-experts {} models are not supported (supported: llama, qwen2moe, qwen3moe)",
                 keys.key("expert_count"), c.n_expert, model_arch_name(c.arch));
   }
   auto n_used = keys.u32("expert_used_count");
@@ -165,6 +165,12 @@ Status read_experts(const KeyReader& keys, ModelConfig& c) {
   auto width = keys.u32_or("expert_feed_forward_length", c.n_expert_used == 0 ? 0 : c.n_ff / c.n_expert_used);
   if (!width) return width.error();
   c.n_ff_exp = *width;
+  if (c.arch != ModelArch::Qwen2Moe) return {};
+  // qwen2moe: its experts' weights are the softmax probabilities as they are, and a shared expert, gated by a
+  // sigmoid, adds to them.
+  auto shared = keys.u32_or("expert_shared_feed_forward_length", c.n_ff);
+  if (!shared) return shared.error();
+  c.n_ff_shexp = *shared;
   return {};
 }
 
@@ -426,6 +432,9 @@ Status validate_hparams(const ModelConfig& c) {
                   c.n_expert);
     }
     if (c.n_ff_exp == 0) return fail("{}expert_feed_forward_length = 0: must be at least 1", p);
+    if (c.arch == ModelArch::Qwen2Moe && c.n_ff_shexp == 0) {
+      return fail("{}expert_shared_feed_forward_length = 0: must be at least 1", p);
+    }
   }
   if (c.pooling_type > 4) {
     return fail("{}pooling_type = {}: not a pooling type (0 none, 1 mean, 2 cls, 3 last, 4 rank)", p, c.pooling_type);

@@ -14,10 +14,10 @@
 
 namespace infertune {
 
-enum class ModelArch { Llama, Qwen2, Gemma3, Qwen3, Qwen3Moe };
+enum class ModelArch { Llama, Qwen2, Gemma3, Qwen3, Qwen3Moe, Qwen2Moe };
 
 // How rotary embeddings pair up the dimensions of a head: llama rotates interleaved pairs (2i, 2i+1),
-// qwen2, qwen3, qwen3moe and gemma3 ("NEOX" style) rotate the halves (i, i + n_rot/2).
+// qwen2, qwen2moe, qwen3, qwen3moe and gemma3 ("NEOX" style) rotate the halves (i, i + n_rot/2).
 enum class RopeStyle { Interleaved, Neox };
 
 std::string_view model_arch_name(ModelArch arch);  // "llama", the GGUF general.architecture value
@@ -76,6 +76,7 @@ struct ModelConfig {
   uint32_t n_expert = 0;       // {arch}.expert_count, 0: a dense feed-forward
   uint32_t n_expert_used = 0;  // {arch}.expert_used_count
   uint32_t n_ff_exp = 0;       // an expert's hidden size: {arch}.expert_feed_forward_length (qwen3moe), n_ff (llama)
+  uint32_t n_ff_shexp = 0;     // the shared expert's hidden size (qwen2moe: every token also goes through it), 0: none
   // {arch}.pooling_type, in llama.cpp's numbering (0 none, 1 mean, 2 cls, 3 last, 4 rank): how an embedding
   // model pools its token states into one vector (engine/embedding/pooling.h); absent: 0.
   uint32_t pooling_type = 0;
@@ -90,6 +91,9 @@ struct ModelConfig {
   uint32_t v_dim() const { return n_head_kv * head_dim_v; }                   // rows of attn_v
   uint32_t attn_out_dim() const { return n_head * head_dim_v; }               // row length of attn_output
   bool is_moe() const { return n_expert != 0; }
+  bool has_shared_expert() const { return n_ff_shexp != 0; }
+  // The chosen experts' weights rescaled to sum to 1 (qwen2moe uses the softmax probabilities as they are).
+  bool expert_weights_norm() const { return arch != ModelArch::Qwen2Moe; }
   uint32_t ffn_hidden() const { return is_moe() ? n_ff_exp : n_ff; }  // the width a feed-forward's gate/up write
   bool is_sliding_layer(uint32_t layer) const {
     return sliding_window != 0 && sliding_window_period != 0 &&

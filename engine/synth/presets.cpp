@@ -67,6 +67,11 @@ ModelConfig with_experts(ModelConfig c, uint32_t n_expert, uint32_t n_used, uint
   return c;
 }
 
+ModelConfig with_shared_expert(ModelConfig c, uint32_t n_ff_shexp) {
+  c.n_ff_shexp = n_ff_shexp;
+  return c;
+}
+
 const std::vector<SynthPreset>& preset_table() {
   using enum ModelArch;
   static const std::vector<SynthPreset> presets = {
@@ -92,6 +97,11 @@ const std::vector<SynthPreset>& preset_table() {
       {"qwen3-8b", "Qwen3-8B shape", qwen3({Qwen3, 4096, 36, 32, 8, 12288, 151936, 40960, 1000000.0f, 1e-6f, false})},
       {"qwen3-30b-a3b", "Qwen3-30B-A3B shape (128 experts of 768, 8 per token)",
        with_experts(qwen3({Qwen3Moe, 2048, 48, 32, 4, 6144, 151936, 40960, 1000000.0f, 1e-6f, false}), 128, 8, 768)},
+      {"qwen1.5-moe-a2.7b", "Qwen1.5-MoE-A2.7B shape (60 experts of 1408, 4 per token, a shared expert of 5632)",
+       with_shared_expert(
+           with_experts(make_config({Qwen2Moe, 2048, 24, 16, 16, 5632, 151936, 8192, 1000000.0f, 1e-6f, false}), 60, 4,
+                        1408),
+           5632)},
       {"mixtral-8x7b", "Mixtral-8x7B shape (8 experts of 14336, 2 per token)",
        with_experts(make_config({Llama, 4096, 32, 32, 8, 14336, 32000, 32768, 1000000.0f, 1e-5f, false}), 8, 2, 14336)},
   };
@@ -121,12 +131,14 @@ Status apply_expert_overrides(ModelConfig& c, const ShapeOverrides& o) {
     if (c.arch == ModelArch::Llama && c.is_moe()) c.n_ff_exp = c.n_ff;
     return {};
   }
-  if (c.arch != ModelArch::Llama && c.arch != ModelArch::Qwen3Moe) {
-    return fail("--experts: {} has no mixture-of-experts form (llama and qwen3moe have)", model_arch_name(c.arch));
+  const bool moe_arch = c.arch == ModelArch::Qwen3Moe || c.arch == ModelArch::Qwen2Moe;
+  if (c.arch != ModelArch::Llama && !moe_arch) {
+    return fail("--experts: {} has no mixture-of-experts form (llama, qwen2moe and qwen3moe have)",
+                model_arch_name(c.arch));
   }
   c.n_expert = o.n_expert.value_or(c.n_expert);
   if (c.n_expert == 0) {
-    if (c.arch == ModelArch::Qwen3Moe) return fail("--experts 0: a qwen3moe model has experts");
+    if (moe_arch) return fail("--experts 0: a {} model has experts", c.arch);
     c.n_expert_used = c.n_ff_exp = 0;
     return {};
   }
@@ -223,10 +235,10 @@ Result<ResolvedModel> resolve_synth_model(const std::optional<std::string>& arch
   if (wanted_arch) base.arch = *wanted_arch;
   // The tiny gemma3 slides over a window short enough for test prompts to cross it.
   if (base.arch == ModelArch::Gemma3 && base.sliding_window == 0) base.sliding_window = kTinySlidingWindow;
-  // The tiny qwen3moe: enough experts that a test prompt's tokens go to different ones.
-  if (base.arch == ModelArch::Qwen3Moe && !base.is_moe()) {
-    base = with_experts(base, kTinyExperts, kTinyExpertsUsed, kTinyExpertFfn);
-  }
+  // The tiny qwen3moe and qwen2moe: enough experts that a test prompt's tokens go to different ones.
+  const bool moe_arch = base.arch == ModelArch::Qwen3Moe || base.arch == ModelArch::Qwen2Moe;
+  if (moe_arch && !base.is_moe()) base = with_experts(base, kTinyExperts, kTinyExpertsUsed, kTinyExpertFfn);
+  if (base.arch == ModelArch::Qwen2Moe && !base.has_shared_expert()) base = with_shared_expert(base, base.n_ff);
   auto config = apply_overrides(std::move(base), overrides);
   if (!config) return config.error();
   return ResolvedModel{std::string(chosen->name), std::move(*config)};

@@ -166,6 +166,7 @@ GgmlType mixed_type(const FileType& ft, const TensorSpec& t, const ModelConfig& 
       return c.n_expert == kMixtralExperts ? GgmlType::Q8_0 : type;
     case TensorRole::FfnDown:
     case TensorRole::FfnDownExps:
+    case TensorRole::FfnDownShexp:
       return ffn_down_type(ft.llama_ftype, type, t.layer, c, has_importance);
     case TensorRole::AttnOutput:
       return attn_output_type(ft.llama_ftype, type, c);

@@ -46,6 +46,7 @@ void set_hparams(GgufWriter& w, const ModelConfig& c) {
     w.set(p + "expert_count", u32(c.n_expert));
     w.set(p + "expert_used_count", u32(c.n_expert_used));
     if (c.arch != ModelArch::Llama) w.set(p + "expert_feed_forward_length", u32(c.n_ff_exp));
+    if (c.has_shared_expert()) w.set(p + "expert_shared_feed_forward_length", u32(c.n_ff_shexp));
   }
 }
 

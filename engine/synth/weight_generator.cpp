@@ -55,8 +55,12 @@ WeightDistribution weight_distribution(const TensorSpec& tensor, const ModelConf
     case TensorRole::AttnOutput:
     case TensorRole::FfnDown:
     case TensorRole::FfnDownExps:
+    case TensorRole::FfnDownShexp:
       return {0.0f, residual};
     case TensorRole::FfnGateInp:  // router logits of about unit variance: tokens spread over the experts
+    case TensorRole::FfnGateInpShexp:
+    case TensorRole::FfnGateShexp:
+    case TensorRole::FfnUpShexp:
     case TensorRole::FfnGateExps:
     case TensorRole::FfnUpExps:
     case TensorRole::Output:

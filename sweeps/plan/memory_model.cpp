@@ -64,8 +64,9 @@ uint64_t forward_scratch_bytes(const ModelConfig& c, uint64_t n_tokens) {
   // router [n_expert] and expert_x, expert_out [n_embd] per expert used: per token, as ForwardScratch::reserve.
   const uint64_t used = c.is_moe() ? c.n_expert_used : 1;
   const uint64_t experts = c.is_moe() ? c.n_expert + 2ull * used * c.n_embd : 0;
+  const uint64_t ffn = std::max<uint64_t>(used * c.ffn_hidden(), c.n_ff_shexp);
   const uint64_t per_token =
-      3ull * c.n_embd + c.q_dim() + c.k_dim() + c.v_dim() + c.attn_out_dim() + 2ull * used * c.ffn_hidden() + experts;
+      3ull * c.n_embd + c.q_dim() + c.k_dim() + c.v_dim() + c.attn_out_dim() + 2ull * ffn + experts;
   return per_token * n_tokens * sizeof(float);
 }
 

@@ -366,7 +366,8 @@ TEST_P(BatchDecodeTest, LongPromptsAreSplitIntoLogicalBatches) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Arch, BatchDecodeTest,
-                         ::testing::Values(ModelArch::Llama, ModelArch::Qwen2, ModelArch::Qwen3, ModelArch::Qwen3Moe),
+                         ::testing::Values(ModelArch::Llama, ModelArch::Qwen2, ModelArch::Qwen3, ModelArch::Qwen3Moe,
+                                           ModelArch::Qwen2Moe),
                          [](const auto& info) { return std::string(model_arch_name(info.param)); });
 
 }  // namespace

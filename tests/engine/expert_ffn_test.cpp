@@ -43,7 +43,7 @@ TEST(ExpertRouting, PicksTheLargestLogitsWeighedByTheirSoftmax) {
   std::vector<float> logits(kTokens * kExperts);
   for (float& l : logits) l = normal(rng);
   ExpertRoutes routes;
-  route_tokens(logits, kTokens, kExperts, kUsed, routes);
+  route_tokens(logits, kTokens, kExperts, kUsed, true, routes);
 
   ASSERT_EQ(routes.offsets.size(), kExperts + 1);
   EXPECT_EQ(routes.offsets.back(), kTokens * kUsed);
@@ -72,10 +72,24 @@ TEST(ExpertRouting, PicksTheLargestLogitsWeighedByTheirSoftmax) {
   }
 }
 
+TEST(ExpertRouting, WithoutNormalizingTheWeightsAreTheSoftmaxProbabilities) {
+  const std::vector<float> logits = {0.0f, 2.0f, 1.0f, -1.0f};
+  ExpertRoutes routes;
+  route_tokens(logits, 1, 4, 2, false, routes);
+  const auto chosen = choices_by_token(routes, 4).at(0);
+  double denominator = 0;
+  for (float l : logits) denominator += std::exp(static_cast<double>(l));
+  ASSERT_EQ(chosen.size(), 2u);
+  EXPECT_EQ(chosen[0].expert, 1u);
+  EXPECT_NEAR(chosen[0].weight, std::exp(2.0) / denominator, 1e-6);
+  EXPECT_EQ(chosen[1].expert, 2u);
+  EXPECT_NEAR(chosen[1].weight, std::exp(1.0) / denominator, 1e-6);
+}
+
 TEST(ExpertRouting, TiesGoToTheLowerExpert) {
   const std::vector<float> logits(8, 0.5f);
   ExpertRoutes routes;
-  route_tokens(logits, 1, 8, 2, routes);
+  route_tokens(logits, 1, 8, 2, true, routes);
   const auto chosen = choices_by_token(routes, 8).at(0);
   ASSERT_EQ(chosen.size(), 2u);
   EXPECT_EQ(chosen[0].expert, 0u);

@@ -169,7 +169,8 @@ TEST_P(ForwardCacheTest, DefaultContextIsLlamaCpps4096) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Arch, ForwardCacheTest,
-                         ::testing::Values(ModelArch::Llama, ModelArch::Qwen2, ModelArch::Qwen3, ModelArch::Qwen3Moe),
+                         ::testing::Values(ModelArch::Llama, ModelArch::Qwen2, ModelArch::Qwen3, ModelArch::Qwen3Moe,
+                                           ModelArch::Qwen2Moe),
                          [](const auto& info) { return std::string(model_arch_name(info.param)); });
 
 }  // namespace

@@ -339,7 +339,7 @@ TEST(ModelConfig, RejectsUnsupportedArchitecture) {
   parts.set("general.architecture", GgufValue{std::string("gemma")});
   EXPECT_THAT(error_of(parts),
               HasSubstr("general.architecture = 'gemma' is not supported (supported: llama, qwen2, gemma3, qwen3, "
-                        "qwen3moe)"));
+                        "qwen3moe, qwen2moe)"));
 }
 
 TEST(ModelConfig, RejectsMissingHyperParameter) {

@@ -48,7 +48,8 @@ def main():
                        ("qwen3-f16", ["--arch", "qwen3", "--preset", "tiny", "--type", "f16"]),
                        # Experts: 3-D tensors, the f32 router, and Mixtral's (8 experts) attention rules.
                        ("qwen3moe-f16", ["--arch", "qwen3moe", "--preset", "tiny", "--type", "f16"]),
-                       ("mixtral-f16", ["--preset", "tiny", "--experts", "8", "--type", "f16"])]:
+                       ("mixtral-f16", ["--preset", "tiny", "--experts", "8", "--type", "f16"]),
+                       ("qwen2moe-f16", ["--arch", "qwen2moe", "--preset", "tiny", "--type", "f16"])]:
         path = os.path.join(work, f"{name}.gguf")
         subprocess.run([infertune, "synth", *args, "-o", path], check=True, capture_output=True)
         sources.append(path)
