@@ -171,6 +171,17 @@ std::string_view llama_size_class_of_qwen2moe(const ModelConfig& c) {
   }
 }
 
+std::string_view llama_size_class_of_gpt_oss(const ModelConfig& c) {
+  switch (c.n_layers) {
+    case 24:
+      return "20B";
+    case 36:
+      return "120B";
+    default:
+      return "?B";
+  }
+}
+
 }  // namespace
 
 std::optional<std::string_view> llama_file_type_name(uint32_t llama_ftype) {
@@ -194,6 +205,8 @@ std::string_view llama_size_class(const ModelConfig& config) {
       return llama_size_class_of_qwen3moe(config);
     case ModelArch::Qwen2Moe:
       return llama_size_class_of_qwen2moe(config);
+    case ModelArch::GptOss:
+      return llama_size_class_of_gpt_oss(config);
   }
   return "?B";
 }

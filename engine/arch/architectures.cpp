@@ -15,6 +15,8 @@ ArchForwardFn arch_forward(ModelArch arch) {
     case ModelArch::Qwen3:
     case ModelArch::Qwen3Moe:
       return forward_qwen3;
+    case ModelArch::GptOss:
+      return forward_gpt_oss;
   }
   return nullptr;
 }

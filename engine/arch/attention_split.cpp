@@ -189,7 +189,8 @@ Status run_split_attention(const ParallelFor& threads, AttentionFn fn, std::span
     for (size_t r = 0; r < p.rows.size(); ++r) {
       for (uint32_t h = 0; h < p.n_heads; ++h) {
         float* out = p.out + p.rows[r] * p.out_stride + static_cast<size_t>(h) * p.v.dim;
-        merge_attention_partials(parts, r * p.n_heads + h, p.v.dim, out);
+        const float sink = p.sinks ? p.sinks[h] : -std::numeric_limits<float>::infinity();
+        merge_attention_partials(parts, r * p.n_heads + h, p.v.dim, out, sink);
       }
     }
   };

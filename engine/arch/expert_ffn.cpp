@@ -7,6 +7,7 @@
 #include "engine/arch/expert_routing.h"
 #include "engine/arch/op_profile.h"
 #include "engine/arch/transformer_blocks.h"
+#include "kernels/ops/elementwise.h"
 
 namespace infertune {
 namespace {
@@ -29,6 +30,20 @@ void scatter_add_rows(std::span<const float> rows, std::span<const uint32_t> tok
     for (size_t j = 0; j < width; ++j) dst[j] += w * src[j];
   }
 }
+
+// Adds expert e's bias (row e of `bias` [n_expert][width]) to the rows routed to it, for each active expert. An
+// empty bias (every model but gpt-oss) adds nothing.
+void add_expert_biases(std::span<float> rows, const ExpertRoutes& routes, std::span<const uint32_t> active,
+                       std::span<const float> bias, size_t width) {
+  if (bias.empty()) return;
+  const OpTimer timer(ProfiledOp::residual);
+  for (uint32_t e : active) {
+    add_bias_rows(rows.subspan(routes.offsets[e] * width, routes.count(e) * width), bias.subspan(e * width, width));
+  }
+}
+
+// gpt-oss's experts use its clamped SwiGLU; the others plain SwiGLU.
+GateKind expert_gate(const ModelConfig& c) { return c.arch == ModelArch::GptOss ? GateKind::swiglu_oai : GateKind::silu; }
 
 // proj[t] += sigmoid(gate_inp_shexp . xn[t]) * SwiGLU_shared(xn[t]) (qwen2moe), through scratch.expert_out.
 Status add_shared_expert(const ParallelFor& threads, const LayerWeights& layer, const ModelConfig& c, ForwardScratch& s,
@@ -62,6 +77,7 @@ Status expert_ffn(const ParallelFor& threads, const LayerWeights& layer, const M
   const auto xn = rows(s.xn, n, c.n_embd);
   const auto logits = rows(s.router, n, c.n_expert);
   if (Status st = linear(threads, layer.ffn_gate_inp, xn, n, logits, s.xq); !st) return st;
+  add_bias_rows(logits, layer.ffn_gate_inp_bias);
   thread_local ExpertRoutes routes;
   route_tokens(logits, n, c.n_expert, c.n_expert_used, c.expert_weights_norm(), routes);
 
@@ -97,7 +113,9 @@ Status expert_ffn(const ParallelFor& threads, const LayerWeights& layer, const M
     jobs.push_back({u, &inputs[i], up.subspan(first * width, m * width)});
   }
   if (Status st = linear_jobs(threads, ProfiledOp::ffn_gate_up, jobs); !st) return st;
-  if (Status st = gate_rows(threads, GateKind::silu, gate, up, n_rows, width); !st) return st;
+  add_expert_biases(gate, routes, active, layer.ffn_gate_exps_bias, width);
+  add_expert_biases(up, routes, active, layer.ffn_up_exps_bias, width);
+  if (Status st = gate_rows(threads, expert_gate(c), gate, up, n_rows, width); !st) return st;
 
   jobs.clear();
   for (size_t i = 0; i < active.size(); ++i) {
@@ -108,6 +126,7 @@ Status expert_ffn(const ParallelFor& threads, const LayerWeights& layer, const M
     jobs.push_back({d, &hidden[i], out.subspan(first * c.n_embd, m * c.n_embd)});
   }
   if (Status st = linear_jobs(threads, ProfiledOp::ffn_down, jobs); !st) return st;
+  add_expert_biases(out, routes, active, layer.ffn_down_exps_bias, c.n_embd);
 
   const auto proj = rows(s.proj, n, c.n_embd);
   std::fill(proj.begin(), proj.end(), 0.0f);

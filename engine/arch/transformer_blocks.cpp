@@ -328,8 +328,11 @@ uint32_t window_start(const KvUbatch& kv, const KvAttentionGroup& g, size_t i, u
 
 Status causal_attention(const ParallelFor& threads, const KvCache& cache, uint32_t layer, const ModelConfig& c,
                         const KvUbatch& kv, size_t n_tokens, std::span<const float> q, std::span<float> out,
-                        std::span<AttentionScratch> scratch) {
+                        std::span<AttentionScratch> scratch, std::span<const float> sinks) {
   const OpTimer timer(ProfiledOp::attention);
+  if (!sinks.empty() && sinks.size() != c.n_head) {
+    return fail("attention, layer {}: {} sinks for {} heads", layer, sinks.size(), c.n_head);
+  }
   auto kernels = attention_kernels();
   if (!kernels) return fail("attention, layer {}: {}", layer, kernels.error().message);
   const AttentionFn fn = kv.flash_attention ? kernels->flash : kernels->standard;
@@ -357,6 +360,7 @@ Status causal_attention(const ParallelFor& threads, const KvCache& cache, uint32
     p.k = cache.storage().k_head(layer, task.kv_head);
     p.v = cache.storage().v_head(layer, task.kv_head);
     p.scale = scale;
+    p.sinks = sinks.empty() ? nullptr : sinks.data() + static_cast<size_t>(task.kv_head) * n_gqa;
     p.out = out.data() + static_cast<size_t>(task.kv_head) * n_gqa * c.head_dim_v;
     p.out_stride = c.attn_out_dim();
     return p;
@@ -386,6 +390,19 @@ struct GateActivation {
 };
 constexpr GateActivation kSilu{"silu", silu_mul};
 constexpr GateActivation kGelu{"gelu", gelu_mul};
+constexpr GateActivation kSwigluOai{"swiglu_oai", swiglu_oai_mul};
+
+GateActivation gate_activation(GateKind kind) {
+  switch (kind) {
+    case GateKind::silu:
+      return kSilu;
+    case GateKind::gelu:
+      return kGelu;
+    case GateKind::swiglu_oai:
+      return kSwigluOai;
+  }
+  return kSilu;
+}
 
 // gate = activation(gate) * up over n rows of n_ff, token rows split between the threads (a prompt's [n][n_ff] is
 // too much for one).
@@ -405,7 +422,7 @@ Status activate_rows(const ParallelFor& threads, GateActivation activation, std:
 
 Status gate_rows(const ParallelFor& threads, GateKind kind, std::span<float> gate, std::span<const float> up, size_t n,
                  size_t width) {
-  const GateActivation activation = kind == GateKind::silu ? kSilu : kGelu;
+  const GateActivation activation = gate_activation(kind);
   if (Status st = activate_rows(threads, activation, gate, up, n, width); !st) {
     return fail("ffn, {}: {}", activation.name, st.error().message);
   }

@@ -110,10 +110,11 @@ uint32_t window_start(const KvUbatch& kv, const KvAttentionGroup& g, size_t i, u
 // Errors come from the pool or a bad problem.
 // On a sliding layer (config.is_sliding_layer) a token at position p sees only keys at positions past
 // p - sliding_window: its rows whose window starts after the sequence's first key become problems of their
-// own, over the window's cells.
+// own, over the window's cells. `sinks` [n_head] (gpt-oss's attention sinks, empty: none) join each head's softmax
+// denominator (AttentionProblem::sinks).
 Status causal_attention(const ParallelFor& threads, const KvCache& cache, uint32_t layer, const ModelConfig& config,
                         const KvUbatch& kv, size_t n_tokens, std::span<const float> q, std::span<float> out,
-                        std::span<AttentionScratch> scratch);
+                        std::span<AttentionScratch> scratch, std::span<const float> sinks = {});
 
 // The three matrices of a gated feed-forward (a dense layer's, or one expert's).
 struct GatedMatrices {
@@ -121,7 +122,8 @@ struct GatedMatrices {
   const WeightMatrix* up;    // [width][n_in]
   const WeightMatrix* down;  // [n_out][width]
 };
-enum class GateKind { silu, gelu };
+// silu and gelu gate `up`; swiglu_oai is gpt-oss's clamped unit (kernels/ops/elementwise.h).
+enum class GateKind { silu, gelu, swiglu_oai };
 
 // gate = act(gate) * up over n rows of `width`, token rows split between the threads.
 Status gate_rows(const ParallelFor& threads, GateKind kind, std::span<float> gate, std::span<const float> up, size_t n,

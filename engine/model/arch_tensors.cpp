@@ -11,7 +11,7 @@ namespace infertune {
 namespace {
 
 // A dimension as a function of the config, so that the tables below stay plain data.
-enum class Dim { None, Embd, Vocab, QDim, KDim, VDim, AttnOut, Ff, RopeHalf, HeadDim, Expert, FfExp, FfShexp };
+enum class Dim { None, Embd, Vocab, QDim, KDim, VDim, AttnOut, Ff, RopeHalf, HeadDim, Head, Expert, FfExp, FfShexp };
 
 struct TensorTemplate {
   std::string_view name;  // without the "blk.N." prefix
@@ -36,18 +36,29 @@ constexpr TensorTemplate kAttnQNorm{"attn_q_norm.weight", TensorRole::AttnQNorm,
 constexpr TensorTemplate kAttnKNorm{"attn_k_norm.weight", TensorRole::AttnKNorm, Dim::HeadDim, Dim::None, "[head_dim]"};
 constexpr TensorTemplate kFfnNorm{"ffn_norm.weight", TensorRole::FfnNorm, Dim::Embd, Dim::None, "[n_embd]"};
 
+constexpr TensorTemplate kAttnQBias{"attn_q.bias", TensorRole::AttnQBias, Dim::QDim, Dim::None, "[n_head * head_dim]"};
+constexpr TensorTemplate kAttnKBias{"attn_k.bias", TensorRole::AttnKBias, Dim::KDim, Dim::None,
+                                    "[n_head_kv * head_dim]"};
+constexpr TensorTemplate kAttnVBias{"attn_v.bias", TensorRole::AttnVBias, Dim::VDim, Dim::None,
+                                    "[n_head_kv * head_dim_v]"};
+
 constexpr std::array kLlamaAttention = {kAttnNorm, kAttnQ, kAttnK, kAttnV, kAttnOutput};
 
 // qwen2: biases on Q, K and V (written right after the V weight).
-constexpr std::array kQwen2Attention = {
+constexpr std::array kQwen2Attention = {kAttnNorm, kAttnQ, kAttnK, kAttnV, kAttnQBias, kAttnKBias, kAttnVBias, kAttnOutput};
+
+// gpt-oss: biases on every projection, and a sink logit per query head.
+constexpr std::array kGptOssAttention = {
     kAttnNorm,
     kAttnQ,
+    kAttnQBias,
     kAttnK,
+    kAttnKBias,
     kAttnV,
-    TensorTemplate{"attn_q.bias", TensorRole::AttnQBias, Dim::QDim, Dim::None, "[n_head * head_dim]"},
-    TensorTemplate{"attn_k.bias", TensorRole::AttnKBias, Dim::KDim, Dim::None, "[n_head_kv * head_dim]"},
-    TensorTemplate{"attn_v.bias", TensorRole::AttnVBias, Dim::VDim, Dim::None, "[n_head_kv * head_dim_v]"},
+    kAttnVBias,
     kAttnOutput,
+    TensorTemplate{"attn_output.bias", TensorRole::AttnOutputBias, Dim::Embd, Dim::None, "[n_embd]"},
+    TensorTemplate{"attn_sinks.weight", TensorRole::AttnSinks, Dim::Head, Dim::None, "[n_head]"},
 };
 
 // qwen3, qwen3moe: an RMSNorm on each query and key head, before rope.
@@ -93,6 +104,19 @@ constexpr std::array kExpertFfn = {
                    "[n_ff_exp, n_embd, n_expert]", Dim::Expert},
 };
 
+// gpt-oss: the feed-forward's norm is stored as post_attention_norm; the router and every expert matrix have biases.
+constexpr std::array kBiasedExpertFfn = {
+    TensorTemplate{"post_attention_norm.weight", TensorRole::FfnNorm, Dim::Embd, Dim::None, "[n_embd]"},
+    kExpertFfn[1],
+    TensorTemplate{"ffn_gate_inp.bias", TensorRole::FfnGateInpBias, Dim::Expert, Dim::None, "[n_expert]"},
+    kExpertFfn[2],
+    TensorTemplate{"ffn_gate_exps.bias", TensorRole::FfnGateExpsBias, Dim::FfExp, Dim::Expert, "[n_ff_exp, n_expert]"},
+    kExpertFfn[3],
+    TensorTemplate{"ffn_up_exps.bias", TensorRole::FfnUpExpsBias, Dim::FfExp, Dim::Expert, "[n_ff_exp, n_expert]"},
+    kExpertFfn[4],
+    TensorTemplate{"ffn_down_exps.bias", TensorRole::FfnDownExpsBias, Dim::Embd, Dim::Expert, "[n_embd, n_expert]"},
+};
+
 // Outside the blocks; the same for every architecture.
 constexpr TensorTemplate kRopeFreqs{"rope_freqs.weight", TensorRole::RopeFreqs, Dim::RopeHalf, Dim::None,
                                     "[n_rot / 2]"};
@@ -126,11 +150,14 @@ std::span<const TensorTemplate> attention_table(ModelArch arch) {
     case ModelArch::Qwen3:
     case ModelArch::Qwen3Moe:
       return kQkNormAttention;
+    case ModelArch::GptOss:
+      return kGptOssAttention;
   }
   return kLlamaAttention;
 }
 
 std::span<const TensorTemplate> ffn_table(const ModelConfig& c) {
+  if (c.arch == ModelArch::GptOss) return kBiasedExpertFfn;
   if (c.has_shared_expert()) return kSharedExpertFfn;
   if (c.is_moe()) return kExpertFfn;
   return c.arch == ModelArch::Gemma3 ? std::span<const TensorTemplate>(kGemma3Ffn) : kDenseFfn;
@@ -158,6 +185,8 @@ uint64_t dim_value(Dim dim, const ModelConfig& c) {
       return c.n_rot / 2;
     case Dim::HeadDim:
       return c.head_dim;
+    case Dim::Head:
+      return c.n_head;
     case Dim::Expert:
       return c.n_expert;
     case Dim::FfExp:
@@ -212,6 +241,10 @@ std::string_view tensor_role_name(TensorRole role) {
       return "attn_k_norm";
     case TensorRole::AttnOutput:
       return "attn_output";
+    case TensorRole::AttnOutputBias:
+      return "attn_output.bias";
+    case TensorRole::AttnSinks:
+      return "attn_sinks";
     case TensorRole::AttnPostNorm:
       return "post_attention_norm";
     case TensorRole::FfnNorm:
@@ -232,6 +265,14 @@ std::string_view tensor_role_name(TensorRole role) {
       return "ffn_up_exps";
     case TensorRole::FfnDownExps:
       return "ffn_down_exps";
+    case TensorRole::FfnGateInpBias:
+      return "ffn_gate_inp.bias";
+    case TensorRole::FfnGateExpsBias:
+      return "ffn_gate_exps.bias";
+    case TensorRole::FfnUpExpsBias:
+      return "ffn_up_exps.bias";
+    case TensorRole::FfnDownExpsBias:
+      return "ffn_down_exps.bias";
     case TensorRole::FfnGateInpShexp:
       return "ffn_gate_inp_shexp";
     case TensorRole::FfnGateShexp:
@@ -251,7 +292,19 @@ bool is_norm_role(TensorRole role) {
 }
 
 bool is_bias_role(TensorRole role) {
-  return role == TensorRole::AttnQBias || role == TensorRole::AttnKBias || role == TensorRole::AttnVBias;
+  switch (role) {
+    case TensorRole::AttnQBias:
+    case TensorRole::AttnKBias:
+    case TensorRole::AttnVBias:
+    case TensorRole::AttnOutputBias:
+    case TensorRole::FfnGateInpBias:
+    case TensorRole::FfnGateExpsBias:
+    case TensorRole::FfnUpExpsBias:
+    case TensorRole::FfnDownExpsBias:
+      return true;
+    default:
+      return false;
+  }
 }
 
 bool is_expert_role(TensorRole role) {

@@ -27,6 +27,8 @@ enum class TensorRole {
   AttnQNorm,        // blk.N.attn_q_norm.weight [head_dim] (gemma3: RMSNorm of each query head)
   AttnKNorm,        // blk.N.attn_k_norm.weight [head_dim] (gemma3: RMSNorm of each key head)
   AttnOutput,       // blk.N.attn_output.weight [n_head * head_dim_v, n_embd]
+  AttnOutputBias,   // blk.N.attn_output.bias   [n_embd] (gpt-oss)
+  AttnSinks,        // blk.N.attn_sinks.weight  [n_head] (gpt-oss: a logit per head in the softmax's denominator)
   AttnPostNorm,     // blk.N.post_attention_norm.weight [n_embd] (gemma3: norm of the attention's output)
   FfnNorm,          // blk.N.ffn_norm.weight    [n_embd]
   FfnGate,          // blk.N.ffn_gate.weight    [n_embd, n_ff]
@@ -37,6 +39,10 @@ enum class TensorRole {
   FfnGateExps,      // blk.N.ffn_gate_exps.weight [n_embd, n_ff_exp, n_expert] (every expert's ffn_gate)
   FfnUpExps,        // blk.N.ffn_up_exps.weight   [n_embd, n_ff_exp, n_expert]
   FfnDownExps,      // blk.N.ffn_down_exps.weight [n_ff_exp, n_embd, n_expert]
+  FfnGateInpBias,   // blk.N.ffn_gate_inp.bias    [n_expert] (gpt-oss: the router's bias)
+  FfnGateExpsBias,  // blk.N.ffn_gate_exps.bias   [n_ff_exp, n_expert] (gpt-oss: each expert's biases)
+  FfnUpExpsBias,    // blk.N.ffn_up_exps.bias     [n_ff_exp, n_expert]
+  FfnDownExpsBias,  // blk.N.ffn_down_exps.bias   [n_embd, n_expert]
   FfnGateInpShexp,  // blk.N.ffn_gate_inp_shexp.weight [n_embd] (qwen2moe: the shared expert's sigmoid gate)
   FfnGateShexp,     // blk.N.ffn_gate_shexp.weight [n_embd, n_ff_shexp]
   FfnUpShexp,       // blk.N.ffn_up_shexp.weight   [n_embd, n_ff_shexp]

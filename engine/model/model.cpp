@@ -186,6 +186,18 @@ std::vector<float>* vector_slot(ModelWeights& w, const TensorSpec& spec) {
       return &l.attn_v_bias;
     case TensorRole::FfnGateInpShexp:
       return &l.ffn_gate_inp_shexp;
+    case TensorRole::AttnOutputBias:
+      return &l.attn_output_bias;
+    case TensorRole::AttnSinks:
+      return &l.attn_sinks;
+    case TensorRole::FfnGateInpBias:
+      return &l.ffn_gate_inp_bias;
+    case TensorRole::FfnGateExpsBias:
+      return &l.ffn_gate_exps_bias;
+    case TensorRole::FfnUpExpsBias:
+      return &l.ffn_up_exps_bias;
+    case TensorRole::FfnDownExpsBias:
+      return &l.ffn_down_exps_bias;
     default:
       return nullptr;
   }

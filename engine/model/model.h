@@ -41,6 +41,8 @@ struct LayerWeights {
   std::vector<float> attn_q_norm;     // [head_dim], empty when absent (gemma3)
   std::vector<float> attn_k_norm;     // [head_dim], empty when absent (gemma3)
   WeightMatrix attn_output;           // [n_embd][n_head * head_dim_v]
+  std::vector<float> attn_output_bias;  // [n_embd], empty when absent (gpt-oss)
+  std::vector<float> attn_sinks;        // [n_head] softmax sink logits, empty when absent (gpt-oss)
   std::vector<float> attn_post_norm;  // [n_embd], empty when absent (gemma3)
   std::vector<float> ffn_norm;        // [n_embd]
   WeightMatrix ffn_gate;              // [n_ff][n_embd]
@@ -53,6 +55,11 @@ struct LayerWeights {
   std::vector<WeightMatrix> ffn_gate_exps;  // [n_expert] of [n_ff_exp][n_embd]
   std::vector<WeightMatrix> ffn_up_exps;    // [n_expert] of [n_ff_exp][n_embd]
   std::vector<WeightMatrix> ffn_down_exps;  // [n_expert] of [n_embd][n_ff_exp]
+  // gpt-oss: the router's bias and each expert's biases, expert-major; empty when absent.
+  std::vector<float> ffn_gate_inp_bias;   // [n_expert]
+  std::vector<float> ffn_gate_exps_bias;  // [n_expert][n_ff_exp]
+  std::vector<float> ffn_up_exps_bias;    // [n_expert][n_ff_exp]
+  std::vector<float> ffn_down_exps_bias;  // [n_expert][n_embd]
   // qwen2moe's shared expert (ModelConfig::has_shared_expert), and the gain of its sigmoid gate.
   std::vector<float> ffn_gate_inp_shexp;  // [n_embd]
   WeightMatrix ffn_gate_shexp;            // [n_ff_shexp][n_embd]

@@ -22,6 +22,7 @@ constexpr ArchName kArchNames[] = {
     {ModelArch::Llama, "llama", RopeStyle::Interleaved}, {ModelArch::Qwen2, "qwen2", RopeStyle::Neox},
     {ModelArch::Gemma3, "gemma3", RopeStyle::Neox},      {ModelArch::Qwen3, "qwen3", RopeStyle::Neox},
     {ModelArch::Qwen3Moe, "qwen3moe", RopeStyle::Neox},  {ModelArch::Qwen2Moe, "qwen2moe", RopeStyle::Neox},
+    {ModelArch::GptOss, "gpt-oss", RopeStyle::Neox},
 };
 
 // Reads the `{arch}.*` keys of one file; every error names the full key.
@@ -140,19 +141,27 @@ Status read_gemma3(const KeyReader& keys, ModelConfig& c) {
   return {};
 }
 
+// gpt-oss: every other layer (the even ones) slides over the last sliding_window positions, with the model's rope.
+Status read_gpt_oss(const KeyReader& keys, ModelConfig& c) {
+  auto window = keys.u32("attention.sliding_window");
+  if (!window) return window.error();
+  c.sliding_window = *window;
+  derive_arch_constants(c);
+  return {};
+}
+
 // The experts of a mixture-of-experts block. An expert is as wide as the dense feed-forward in llama's
 // (Mixtral's) files; qwen3moe stores its width, and llama.cpp falls back to n_ff / n_expert_used without it.
 Status read_experts(const KeyReader& keys, ModelConfig& c) {
   auto n_expert = keys.u32_or("expert_count", 0);
   if (!n_expert) return n_expert.error();
   c.n_expert = *n_expert;
-  const bool moe_arch = c.arch == ModelArch::Qwen3Moe || c.arch == ModelArch::Qwen2Moe;
   if (c.n_expert == 0) {
-    if (moe_arch) return fail("missing key '{}' (a {} model has experts)", keys.key("expert_count"), c.arch);
+    if (is_moe_arch(c.arch)) return fail("missing key '{}' (a {} model has experts)", keys.key("expert_count"), c.arch);
     return {};
   }
-  if (c.arch != ModelArch::Llama && !moe_arch) {
-    return fail("{} = {}: mixture-of-experts {} models are not supported (supported: llama, qwen2moe, qwen3moe)",
+  if (c.arch != ModelArch::Llama && !is_moe_arch(c.arch)) {
+    return fail("{} = {}: mixture-of-experts {} models are not supported (supported: llama, qwen2moe, qwen3moe, gpt-oss)",
                 keys.key("expert_count"), c.n_expert, model_arch_name(c.arch));
   }
   auto n_used = keys.u32("expert_used_count");
@@ -188,6 +197,7 @@ Status read_hparams(const GgufFile& file, ModelConfig& c) {
   if (Status s = read_embedding_keys(file, keys, c); !s) return s;
   if (Status s = read_experts(keys, c); !s) return s;
   if (c.arch == ModelArch::Gemma3) return read_gemma3(keys, c);
+  if (c.arch == ModelArch::GptOss) return read_gpt_oss(keys, c);
   return {};
 }
 
@@ -354,6 +364,10 @@ std::string supported_arch_names() {
   return names;
 }
 
+bool is_moe_arch(ModelArch arch) {
+  return arch == ModelArch::Qwen3Moe || arch == ModelArch::Qwen2Moe || arch == ModelArch::GptOss;
+}
+
 RopeStyle rope_style(ModelArch arch) {
   for (const ArchName& entry : kArchNames) {
     if (entry.arch == arch) return entry.rope;
@@ -364,10 +378,15 @@ RopeStyle rope_style(ModelArch arch) {
 // What llama.cpp fixes for gemma3 rather than reading it from the file: five sliding layers for every global
 // one, a rope base of 10000 on the sliding layers, and the 27B model's query scale by n_embd / n_head.
 constexpr uint32_t kGemma3SlidingPeriod = 6;
+constexpr uint32_t kGptOssSlidingPeriod = 2;  // llama.cpp's swa pattern 2: even layers slide, odd ones see all
 constexpr float kGemma3SlidingRopeBase = 10000.0f;
 constexpr uint32_t kGemma3_27bLayers = 62;
 
 void derive_arch_constants(ModelConfig& c) {
+  if (c.arch == ModelArch::GptOss) {
+    c.sliding_window_period = c.sliding_window != 0 ? kGptOssSlidingPeriod : 0;
+    return;
+  }
   if (c.arch != ModelArch::Gemma3) return;
   c.sliding_window_period = c.sliding_window != 0 ? kGemma3SlidingPeriod : 0;
   c.rope_freq_base_swa = c.sliding_window != 0 ? kGemma3SlidingRopeBase : 0.0f;

@@ -14,16 +14,19 @@
 
 namespace infertune {
 
-enum class ModelArch { Llama, Qwen2, Gemma3, Qwen3, Qwen3Moe, Qwen2Moe };
+enum class ModelArch { Llama, Qwen2, Gemma3, Qwen3, Qwen3Moe, Qwen2Moe, GptOss };
 
 // How rotary embeddings pair up the dimensions of a head: llama rotates interleaved pairs (2i, 2i+1),
-// qwen2, qwen2moe, qwen3, qwen3moe and gemma3 ("NEOX" style) rotate the halves (i, i + n_rot/2).
+// qwen2, qwen2moe, qwen3, qwen3moe, gemma3 and gpt-oss ("NEOX" style) rotate the halves (i, i + n_rot/2).
 enum class RopeStyle { Interleaved, Neox };
 
 std::string_view model_arch_name(ModelArch arch);  // "llama", the GGUF general.architecture value
 std::optional<ModelArch> model_arch_from_name(std::string_view name);
 std::string supported_arch_names();  // "llama, qwen2, ..." (for error messages)
 RopeStyle rope_style(ModelArch arch);
+// An architecture whose feed-forward is always a mixture of experts (qwen3moe, qwen2moe, gpt-oss); llama may be
+// either (Mixtral's files are llama with an expert count).
+bool is_moe_arch(ModelArch arch);
 
 // Serialized as its name by nlohmann::json (found by ADL; no json include needed here).
 template <class Json>
@@ -63,11 +66,11 @@ struct ModelConfig {
   uint32_t rope_scaling_orig_ctx = 0;      // {arch}.rope.scaling.original_context_length, 0: absent
   float rope_scaling_attn_factor = 1;      // {arch}.rope.scaling.attn_factor (multiplies rope's cos and sin)
   float rms_eps = 1e-5f;                   // {arch}.attention.layer_norm_rms_epsilon
-  // Sliding-window attention (gemma3): on the layers is_sliding_layer() names, a token sees only the keys of
-  // the last `sliding_window` positions (its own included), and rope uses rope_freq_base_swa unscaled.
+  // Sliding-window attention (gemma3, gpt-oss): on the layers is_sliding_layer() names, a token sees only the keys
+  // of the last `sliding_window` positions (its own included); gemma3's rope there uses rope_freq_base_swa unscaled.
   uint32_t sliding_window = 0;         // {arch}.attention.sliding_window, 0: every layer sees its whole context
-  uint32_t sliding_window_period = 0;  // every period-th layer is global, the others slide (gemma3: 6)
-  float rope_freq_base_swa = 0;        // the sliding layers' rope base (gemma3: 10000)
+  uint32_t sliding_window_period = 0;  // every period-th layer is global, the others slide (gemma3: 6, gpt-oss: 2)
+  float rope_freq_base_swa = 0;        // the sliding layers' own rope base (gemma3: 10000), 0: the model's rope
   float attention_scale = 0;           // q.k scale, 0: 1 / sqrt(head_dim)
   float final_logit_softcap = 0;       // {arch}.final_logit_softcapping: logits = cap * tanh(logits / cap), 0: none
   bool tied_output = false;            // no output.weight: the output projection reuses token_embd.weight

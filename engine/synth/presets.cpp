@@ -72,6 +72,17 @@ ModelConfig with_shared_expert(ModelConfig c, uint32_t n_ff_shexp) {
   return c;
 }
 
+// gpt-oss: 64-wide heads, YaRN stretching a 4096-token rope 32 times, every other layer sliding over 128 positions.
+ModelConfig gpt_oss(ModelConfig c, uint32_t head_dim, uint32_t sliding_window) {
+  c.head_dim = c.head_dim_v = c.n_rot = head_dim;
+  c.rope_scaling_type = "yarn";
+  c.rope_scaling_factor = 32.0f;
+  c.rope_scaling_orig_ctx = 4096;
+  c.sliding_window = sliding_window;
+  derive_arch_constants(c);
+  return c;
+}
+
 const std::vector<SynthPreset>& preset_table() {
   using enum ModelArch;
   static const std::vector<SynthPreset> presets = {
@@ -102,6 +113,14 @@ const std::vector<SynthPreset>& preset_table() {
            with_experts(make_config({Qwen2Moe, 2048, 24, 16, 16, 5632, 151936, 8192, 1000000.0f, 1e-6f, false}), 60, 4,
                         1408),
            5632)},
+      {"gpt-oss-20b", "gpt-oss-20b shape (32 experts of 2880, 4 per token, sinks, sliding window 128)",
+       gpt_oss(with_experts(make_config({GptOss, 2880, 24, 64, 8, 2880, 201088, 131072, 150000.0f, 1e-5f, false}), 32, 4,
+                            2880),
+               64, 128)},
+      {"gpt-oss-120b", "gpt-oss-120b shape (128 experts of 2880, 4 per token, sinks, sliding window 128)",
+       gpt_oss(with_experts(make_config({GptOss, 2880, 36, 64, 8, 2880, 201088, 131072, 150000.0f, 1e-5f, false}), 128,
+                            4, 2880),
+               64, 128)},
       {"mixtral-8x7b", "Mixtral-8x7B shape (8 experts of 14336, 2 per token)",
        with_experts(make_config({Llama, 4096, 32, 32, 8, 14336, 32000, 32768, 1000000.0f, 1e-5f, false}), 8, 2, 14336)},
   };
@@ -131,14 +150,13 @@ Status apply_expert_overrides(ModelConfig& c, const ShapeOverrides& o) {
     if (c.arch == ModelArch::Llama && c.is_moe()) c.n_ff_exp = c.n_ff;
     return {};
   }
-  const bool moe_arch = c.arch == ModelArch::Qwen3Moe || c.arch == ModelArch::Qwen2Moe;
-  if (c.arch != ModelArch::Llama && !moe_arch) {
-    return fail("--experts: {} has no mixture-of-experts form (llama, qwen2moe and qwen3moe have)",
+  if (c.arch != ModelArch::Llama && !is_moe_arch(c.arch)) {
+    return fail("--experts: {} has no mixture-of-experts form (llama, qwen2moe, qwen3moe and gpt-oss have)",
                 model_arch_name(c.arch));
   }
   c.n_expert = o.n_expert.value_or(c.n_expert);
   if (c.n_expert == 0) {
-    if (moe_arch) return fail("--experts 0: a {} model has experts", c.arch);
+    if (is_moe_arch(c.arch)) return fail("--experts 0: a {} model has experts", c.arch);
     c.n_expert_used = c.n_ff_exp = 0;
     return {};
   }
@@ -235,10 +253,15 @@ Result<ResolvedModel> resolve_synth_model(const std::optional<std::string>& arch
   if (wanted_arch) base.arch = *wanted_arch;
   // The tiny gemma3 slides over a window short enough for test prompts to cross it.
   if (base.arch == ModelArch::Gemma3 && base.sliding_window == 0) base.sliding_window = kTinySlidingWindow;
-  // The tiny qwen3moe and qwen2moe: enough experts that a test prompt's tokens go to different ones.
-  const bool moe_arch = base.arch == ModelArch::Qwen3Moe || base.arch == ModelArch::Qwen2Moe;
-  if (moe_arch && !base.is_moe()) base = with_experts(base, kTinyExperts, kTinyExpertsUsed, kTinyExpertFfn);
+  // The tiny qwen3moe, qwen2moe and gpt-oss: enough experts that a test prompt's tokens go to different ones.
+  if (is_moe_arch(base.arch) && !base.is_moe()) {
+    base = with_experts(base, kTinyExperts, kTinyExpertsUsed, kTinyExpertFfn);
+  }
   if (base.arch == ModelArch::Qwen2Moe && !base.has_shared_expert()) base = with_shared_expert(base, base.n_ff);
+  if (base.arch == ModelArch::GptOss && base.sliding_window == 0) {
+    base = gpt_oss(base, base.head_dim, kTinySlidingWindow);
+    base.rope_freq_base = 150000.0f;
+  }
   auto config = apply_overrides(std::move(base), overrides);
   if (!config) return config.error();
   return ResolvedModel{std::string(chosen->name), std::move(*config)};

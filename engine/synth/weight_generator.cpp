@@ -51,7 +51,14 @@ WeightDistribution weight_distribution(const TensorSpec& tensor, const ModelConf
     case TensorRole::AttnQBias:
     case TensorRole::AttnKBias:
     case TensorRole::AttnVBias:
+    case TensorRole::AttnOutputBias:
+    case TensorRole::FfnGateInpBias:
+    case TensorRole::FfnGateExpsBias:
+    case TensorRole::FfnUpExpsBias:
+    case TensorRole::FfnDownExpsBias:
       return {0.0f, 0.02f};
+    case TensorRole::AttnSinks:  // of the order of the scores, so that a short prompt's outputs feel them
+      return {0.0f, 1.0f};
     case TensorRole::AttnOutput:
     case TensorRole::FfnDown:
     case TensorRole::FfnDownExps:

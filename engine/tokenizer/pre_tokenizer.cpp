@@ -18,6 +18,16 @@ constexpr const char* kQwen2 =
     R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N})"
     R"(| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
+// GPT-4o's o200k pattern (gpt-oss, Llama 4): a word is a run of upper/title-case letters then lower-case ones (or
+// the reverse), with one leading non-letter and an optional case-insensitive contraction; digits in groups of up
+// to three; symbol runs keep a trailing '/' or newlines. The letter cases are Unicode's, as in the model's
+// tokenizer.json; llama.cpp reads them all as \p{L} and splits at ASCII case changes only, so its words differ
+// where a lower-case non-ASCII letter runs into an upper-case one ("αβΓΔ": two words here, one there).
+constexpr const char* kGpt4o =
+    R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?)"
+    R"(|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?)"
+    R"(|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
 // DeepSeek LLM's letter class lists the cased-letter ranges of its HF pre-tokenizer explicitly.
 constexpr const char* kDeepseekLlmLetters =
     "\\s?[A-Za-z\\x{B5}\\x{C0}-\\x{D6}\\x{D8}-\\x{F6}\\x{F8}-\\x{1BA}\\x{1BC}-\\x{1BF}\\x{1C4}-\\x{293}"
@@ -64,6 +74,7 @@ Result<PreTokenizerRules> pre_tokenizer_rules(std::string_view pre) {
     return rules({kLlama3}, /*ignore_merges=*/!is_one_of(pre, {"dbrx", "smaug-bpe"}), add_bos);
   }
   if (is_one_of(pre, {"qwen2", "stablelm2", "megrez"})) return rules({kQwen2});
+  if (is_one_of(pre, {"gpt-4o", "llama4"})) return rules({kGpt4o});
   if (pre == "deepseek-llm") {
     return rules({"[\r\n]", kDeepseekLlmLetters,
                   "\\s?[!-/:-~\\x{FF01}-\\x{FF0F}\\x{FF1A}-\\x{FF5E}\\x{2018}-\\x{201F}\\x{3000}-\\x{3002}]+", "\\s+$",

@@ -208,6 +208,23 @@ void Vocab::find_end_of_generation_tokens() {
   }
   std::sort(eog_ids_.begin(), eog_ids_.end());
   eog_ids_.erase(std::unique(eog_ids_.begin(), eog_ids_.end()), eog_ids_.end());
+  keep_harmony_message_ends();
+}
+
+// gpt-oss's harmony format ends every message with <|end|>, a reply with <|return|> and a tool call with <|call|>:
+// there <|end|> closes the reasoning message and the answer follows, so it must not stop generation. As llama.cpp,
+// a vocabulary whose end-of-generation tokens include <|return|> and <|call|> (or <|calls|> and <|flush|>) takes
+// <|end|> out of them, as a user-defined token.
+void Vocab::keep_harmony_message_ends() {
+  const auto is_eog = [this](std::string_view text) {
+    return std::any_of(eog_ids_.begin(), eog_ids_.end(), [&](int32_t id) { return texts_[id] == text; });
+  };
+  const bool harmony = (is_eog("<|return|>") && (is_eog("<|call|>") || is_eog("<|calls|>"))) ||
+                       ((is_eog("<|call|>") || is_eog("<|calls|>")) && is_eog("<|flush|>"));
+  const auto end = find("<|end|>");
+  if (!harmony || !end || !is_eog("<|end|>")) return;
+  eog_ids_.erase(std::find(eog_ids_.begin(), eog_ids_.end(), static_cast<int32_t>(*end)));
+  attrs_[*end] = kAttrUserDefined;
 }
 
 void Vocab::apply_family_attributes(const GgufFile& file) {

@@ -82,6 +82,7 @@ class Vocab {
   Status read_special_ids(const GgufFile& file);
   Status read_flags(const GgufFile& file);
   void find_end_of_generation_tokens();
+  void keep_harmony_message_ends();
   void apply_family_attributes(const GgufFile& file);
 
   TokenizerKind kind_ = TokenizerKind::Spm;

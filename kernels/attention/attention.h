@@ -11,6 +11,7 @@
 // of the values) and `flash` (key tiles with an online softmax: one pass, no score buffer per key).
 // Variants: "scalar" (the reference: double accumulation, exact softmax; its flash is a plain scalar
 // online softmax), "avx2" and "avx512" (their own translation units, chosen at start-up from CPUID).
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -52,6 +53,9 @@ struct AttentionProblem {
   std::span<const uint32_t> cells;   // [max n_keys] cache cells, in summation order
   KvHeadRows k, v;
   float scale = 1.0f;    // applied to q . k (1 / sqrt(head_dim) for llama-family models)
+  // Attention sinks (gpt-oss): head h's softmax also sums exp(sinks[h] - max) in its denominator, a logit with no
+  // value behind it, so a query may attend to "nothing". Null: none. A split-K partial leaves them to the merge.
+  const float* sinks = nullptr;  // [n_heads]
   float* out = nullptr;  // output (row r, head h): out + rows[r] * out_stride + h * v.dim   [v.dim]
   size_t out_stride = 0;
   // Split-K: row r sums only cells[key_begin .. min(n_keys[r], key_end)) — possibly none — and the kernel
@@ -74,6 +78,12 @@ struct AttentionKernels {
   AttentionFn standard = nullptr;
   AttentionFn flash = nullptr;
 };
+
+// What head h's sink adds to a softmax denominator whose scores were shifted by `max`: exp(sinks[h] - max), 0
+// without sinks. A sink far above every score overflows to infinity, and the output goes to 0, its limit.
+inline float sink_weight(const AttentionProblem& p, uint32_t head, float max) {
+  return p.sinks == nullptr ? 0.0f : std::exp(p.sinks[head] - max);
+}
 
 // The K/V storage types the kernels read.
 bool is_attention_kv_type(GgmlType type);

@@ -7,13 +7,16 @@
 // This is exactly the softmax over the union of the ranges; only float rounding differs.
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 
 #include "kernels/attention/attention.h"
 
 namespace infertune {
 
-// out [dim] = the merge of query iq's state in every part (each part's acc rows are dim wide).
-void merge_attention_partials(std::span<const AttentionPartial> parts, size_t iq, uint32_t dim, float* out);
+// out [dim] = the merge of query iq's state in every part (each part's acc rows are dim wide). `sink`: the query
+// head's attention sink (AttentionProblem::sinks), -inf for none, adds exp(sink - M) to the denominator.
+void merge_attention_partials(std::span<const AttentionPartial> parts, size_t iq, uint32_t dim, float* out,
+                              float sink = -std::numeric_limits<float>::infinity());
 
 }  // namespace infertune

@@ -39,7 +39,7 @@ void finish_query(const AttentionProblem& p, size_t iq, float m, float l, const 
     std::copy_n(acc, dim, p.partial->acc + iq * dim);
     return;
   }
-  const float inverse = 1.0f / l;
+  const float inverse = 1.0f / (l + sink_weight(p, static_cast<uint32_t>(iq % p.n_heads), m));
   for (size_t d = 0; d < dim; ++d) out[d] = acc[d] * inverse;
 }
 
@@ -74,6 +74,7 @@ void reference_attention(const AttentionProblem& p, AttentionScratch& scratch) {
       }
       float* out = output(p, r, h);
       if (!p.partial) {  // normalized in double
+        if (p.sinks) sum += std::exp(static_cast<double>(p.sinks[h]) - max);
         for (uint32_t d = 0; d < p.v.dim; ++d) out[d] = static_cast<float>(acc[d] / sum);
         continue;
       }

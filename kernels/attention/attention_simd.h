@@ -342,7 +342,7 @@ void flash(const AttentionProblem& p, AttentionScratch& scratch) {
       }
       float* out = output(p, r, h);
       std::copy_n(scratch.acc.data() + iq * p.v.dim, p.v.dim, out);
-      scale_in_place<I>(out, p.v.dim, 1.0f / l[iq]);
+      scale_in_place<I>(out, p.v.dim, 1.0f / (l[iq] + sink_weight(p, h, m[iq])));
     }
   }
 }
@@ -385,7 +385,7 @@ void standard(const AttentionProblem& p, AttentionScratch& scratch) {
       for (uint32_t j = 0; j < n; ++j) max = std::max(max, s[j]);
       m[iq] = max;
       l[iq] = n > 0 ? exp_shifted<I>(s, n, max) : 0.0f;
-      if (!p.partial) scale_in_place<I>(s, n, 1.0f / l[iq]);
+      if (!p.partial) scale_in_place<I>(s, n, 1.0f / (l[iq] + sink_weight(p, h, max)));
     }
   }
   for (uint32_t k0 = k_begin; k0 < k_end; k0 += kTile) {

@@ -1,5 +1,6 @@
 #include "kernels/ops/elementwise.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 
@@ -21,6 +22,14 @@ float silu(float x) { return x / (1.0f + std::exp(-x)); }
 
 void silu_mul(std::span<const float> gate, std::span<const float> up, std::span<float> out) {
   ops_kernels().silu_mul(gate.data(), up.data(), out.size(), out.data());
+}
+
+void swiglu_oai_mul(std::span<const float> gate, std::span<const float> up, std::span<float> out) {
+  for (size_t i = 0; i < out.size(); ++i) {
+    const float g = std::min(gate[i], kSwigluOaiLimit);
+    const float u = std::clamp(up[i], -kSwigluOaiLimit, kSwigluOaiLimit);
+    out[i] = g / (1.0f + std::exp(-kSwigluOaiAlpha * g)) * (u + 1.0f);
+  }
 }
 
 }  // namespace infertune

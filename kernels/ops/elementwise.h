@@ -18,4 +18,12 @@ float silu(float x);
 // run the ops variant chosen at start-up (kernels/ops/ops_kernels.h).
 void silu_mul(std::span<const float> gate, std::span<const float> up, std::span<float> out);
 
+// gpt-oss's gated unit ("SwiGLU-OAI"): with g = min(gate[i], limit) and u = clamp(up[i], -limit, limit),
+//   out[i] = g * sigmoid(alpha * g) * (u + 1)
+// The clamps bound the activations the model was trained with; the +1 is part of its linear branch.
+// out may alias gate or up.
+inline constexpr float kSwigluOaiAlpha = 1.702f;
+inline constexpr float kSwigluOaiLimit = 7.0f;
+void swiglu_oai_mul(std::span<const float> gate, std::span<const float> up, std::span<float> out);
+
 }  // namespace infertune

@@ -162,7 +162,7 @@ TEST_P(EmbeddingTest, BadInputsAreRefusedAndTheCacheIsLeftEmpty) {
 INSTANTIATE_TEST_SUITE_P(Archs, EmbeddingTest,
                          ::testing::Values(ModelArch::Llama, ModelArch::Qwen2, ModelArch::Gemma3, ModelArch::Qwen3,
                                            ModelArch::Qwen3Moe),
-                         [](const auto& info) { return std::string(model_arch_name(info.param)); });
+                         [](const auto& info) { return test::arch_param_name(info.param); });
 
 TEST(EmbeddingNorm, ScalesAsLlamaCppsModes) {
   auto normalized = [](std::vector<float> v, int mode) {

@@ -170,8 +170,8 @@ TEST_P(ForwardCacheTest, DefaultContextIsLlamaCpps4096) {
 
 INSTANTIATE_TEST_SUITE_P(Arch, ForwardCacheTest,
                          ::testing::Values(ModelArch::Llama, ModelArch::Qwen2, ModelArch::Qwen3, ModelArch::Qwen3Moe,
-                                           ModelArch::Qwen2Moe),
-                         [](const auto& info) { return std::string(model_arch_name(info.param)); });
+                                           ModelArch::Qwen2Moe, ModelArch::GptOss),
+                         [](const auto& info) { return test::arch_param_name(info.param); });
 
 }  // namespace
 }  // namespace infertune

@@ -139,4 +139,11 @@ inline std::vector<int32_t> test_tokens(size_t n, uint32_t n_vocab = 512) {
   return tokens;
 }
 
+// A gtest parameter name for an architecture: its name with '-' as '_' ("gpt_oss"), the only characters gtest takes.
+inline std::string arch_param_name(ModelArch arch) {
+  std::string name(model_arch_name(arch));
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+}
+
 }  // namespace infertune::test

@@ -339,7 +339,7 @@ TEST(ModelConfig, RejectsUnsupportedArchitecture) {
   parts.set("general.architecture", GgufValue{std::string("gemma")});
   EXPECT_THAT(error_of(parts),
               HasSubstr("general.architecture = 'gemma' is not supported (supported: llama, qwen2, gemma3, qwen3, "
-                        "qwen3moe, qwen2moe)"));
+                        "qwen3moe, qwen2moe, gpt-oss)"));
 }
 
 TEST(ModelConfig, RejectsMissingHyperParameter) {
@@ -431,6 +431,34 @@ TEST(ModelConfig, Qwen3MoeReadsItsExpertsAndTheirStackedTensors) {
   parts.set("qwen3moe.expert_used_count", GgufValue{uint32_t{17}});
   EXPECT_THAT(error_of(parts),
               HasSubstr("qwen3moe.expert_used_count = 17: must be between 1 and qwen3moe.expert_count = 16"));
+}
+
+// gpt-oss: the even layers slide, rope is YaRN, every projection and expert has a bias and each head a sink.
+TEST(ModelConfig, GptOssReadsItsSlidingLayersSinksAndBiases) {
+  ModelParts parts = tiny_parts(ModelArch::GptOss);
+  auto config = read_parts(parts);
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->n_expert, 16u);
+  EXPECT_EQ(config->n_expert_used, 4u);
+  EXPECT_EQ(config->sliding_window, 32u);
+  EXPECT_TRUE(config->is_sliding_layer(0));
+  EXPECT_FALSE(config->is_sliding_layer(1));
+  EXPECT_TRUE(config->is_sliding_layer(2));
+  EXPECT_EQ(config->rope_scaling_type, "yarn");
+  EXPECT_EQ(config->rope_scaling_orig_ctx, 4096u);
+  EXPECT_TRUE(config->expert_weights_norm());
+  EXPECT_EQ(rope_style(ModelArch::GptOss), RopeStyle::Neox);
+  for (const char* name : {"blk.1.attn_sinks.weight", "blk.1.attn_output.bias", "blk.1.ffn_gate_inp.bias",
+                           "blk.1.ffn_down_exps.bias", "blk.1.post_attention_norm.weight"}) {
+    ModelParts missing = parts;
+    missing.erase_tensors([&](const std::string& tensor) { return tensor == name; });
+    EXPECT_THAT(error_of(missing), HasSubstr(fmt::format("missing tensor '{}'", name)));
+  }
+  parts.tensor("blk.0.attn_sinks.weight").dims = {4};
+  EXPECT_THAT(error_of(parts), HasSubstr("tensor 'blk.0.attn_sinks.weight': expected [n_head] = [8], found [4]"));
+  ModelParts no_window = tiny_parts(ModelArch::GptOss);
+  no_window.erase_key("gpt-oss.attention.sliding_window");
+  EXPECT_THAT(error_of(no_window), HasSubstr("missing key 'gpt-oss.attention.sliding_window'"));
 }
 
 TEST(ModelConfig, LlamaWithExpertsIsMixtralAndOtherArchitecturesHaveNone) {

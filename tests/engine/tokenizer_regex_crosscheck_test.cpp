@@ -104,7 +104,7 @@ TEST(PreTokenizerCrosscheck, Pcre2SplitsAgreeWithPythonRegex) {
   }
   const std::vector<std::string> pres = {"default",      "gpt-2",          "llama-bpe",  "qwen2",
                                          "deepseek-llm", "deepseek-coder", "falcon",     "starcoder",
-                                         "bloom",        "viking",         "chatglm-bpe"};
+                                         "bloom",        "viking",         "chatglm-bpe",    "gpt-4o"};
   nlohmann::json data;
   for (const std::string& pre : pres) {
     auto rules = pre_tokenizer_rules(pre);

@@ -251,6 +251,24 @@ TEST(Tokenizer, SpecialIdsAndEndOfGeneration) {
   EXPECT_EQ(t.decode(std::vector<int32_t>{a, 77, a}), "aa");  // ids outside the vocabulary are skipped
 }
 
+// gpt-oss's harmony vocabulary: <|end|> closes the reasoning message and the answer follows, so with <|return|> and
+// <|call|> present it is not an end of generation (llama.cpp's rule); without them it is one, as in Phi-3.
+TEST(Tokenizer, HarmonyMessageEndDoesNotStopGeneration) {
+  VocabSpec spec = spm_spec();
+  const int32_t end = spec.add("<|end|>", 0, kControl);
+  const int32_t ret = spec.add("<|return|>", 0, kControl);
+  const int32_t call = spec.add("<|call|>", 0, kControl);
+  spec.set("tokenizer.ggml.eos_token_id", GgufValue{uint32_t(ret)});
+  const Tokenizer harmony = build_ok(spec);
+  EXPECT_FALSE(harmony.is_end_of_generation(end));
+  EXPECT_TRUE(harmony.is_end_of_generation(ret));
+  EXPECT_TRUE(harmony.is_end_of_generation(call));
+
+  VocabSpec phi3 = spm_spec();
+  const int32_t phi3_end = phi3.add("<|end|>", 0, kControl);
+  EXPECT_TRUE(build_ok(phi3).is_end_of_generation(phi3_end));
+}
+
 // Files GgufWriter would refuse to write (it checks the types of known keys) are made with the test
 // suite's independent GgufBuilder.
 std::string error_of_image(const test::GgufBuilder& builder) {

@@ -82,6 +82,14 @@ TEST(PreTokenizer, Llama3GroupsDigitsByThreeAndKeepsNewlinesWithSymbols) {
   EXPECT_EQ(split("qwen2", "2024"), (Words{"2", "0", "2", "4"}));
 }
 
+TEST(PreTokenizer, Gpt4oSplitsAtCaseChangesAndKeepsContractions) {
+  EXPECT_EQ(split("gpt-4o", "HelloWORLDWide I'M 12345 a/b\n"),
+            (Words{"Hello", "WORLDWide", " I'M", " ", "123", "45", " a", "/b", "\n"}));
+  // Unicode's cases, not only ASCII's: a lower-case Greek run then an upper-case one are two words.
+  EXPECT_EQ(split("gpt-4o", "\xCE\xB1\xCE\xB2\xCE\x93\xCE\x94"), (Words{"\xCE\xB1\xCE\xB2", "\xCE\x93\xCE\x94"}));
+  EXPECT_EQ(split("llama4", "x12"), (Words{"x", "12"}));
+}
+
 TEST(PreTokenizer, SequencesApplyEachPatternToThePiecesOfThePrevious) {
   EXPECT_EQ(split("starcoder", "x12 y"), (Words{"x", "1", "2", " y"}));
   EXPECT_EQ(split("falcon", "a+b 1234567"), (Words{"a", "+", "b", " ", "123", "456", "7"}));

@@ -115,6 +115,7 @@ std::vector<double> exact(const Built& b, uint32_t r, uint32_t h) {
     const float* value = b.v.decoded.data() + size_t(p.cells[j]) * dim;
     for (uint32_t d = 0; d < dim; ++d) out[d] += w * value[d];
   }
+  if (p.sinks) sum += std::exp(double(p.sinks[h]) - max);  // a logit in the denominator, no value behind it
   for (double& x : out) x /= sum;
   return out;
 }
@@ -145,7 +146,8 @@ void split_and_merge(AttentionFn fn, Built& b, const std::vector<uint32_t>& cuts
   }
   for (size_t r = 0; r < whole.rows.size(); ++r) {
     for (uint32_t h = 0; h < whole.n_heads; ++h) {
-      merge_attention_partials(parts, r * whole.n_heads + h, dim, b.out.data() + r * whole.out_stride + h * dim);
+      const float sink = whole.sinks ? whole.sinks[h] : -std::numeric_limits<float>::infinity();
+      merge_attention_partials(parts, r * whole.n_heads + h, dim, b.out.data() + r * whole.out_stride + h * dim, sink);
     }
   }
 }
@@ -199,6 +201,41 @@ TEST(AttentionSplitKernels, MergedPartialsAreTheAttentionOverAllKeys) {
     }
   }
   std::printf("[attention split] worst |d| / max|v| against double: %.2e\n", worst);
+}
+
+// gpt-oss's attention sinks: per head, one more logit in the softmax's denominator and no value. Sinks below, among
+// and far above the scores (the last one takes nearly all the weight), whole and split-K, against the double sum.
+TEST(AttentionSplitKernels, SinksTakePartInTheSoftmaxDenominatorOnly) {
+  const SplitCase s{64, 4, 3, 200, GgmlType::F32};
+  Built b;
+  build(b, s);
+  const std::vector<float> sinks = {-20.0f, 0.5f, 3.0f, 40.0f};
+  b.problem.sinks = sinks.data();
+  const double tolerance = 2e-5 * max_abs(b.v.decoded);
+  for (const AttentionVariant& variant : compiled_attention_variants()) {
+    if (variant.available && !variant.available()) continue;
+    for (auto [kind, fn] : {std::pair{"standard", variant.kernels.standard}, std::pair{"flash", variant.kernels.flash}}) {
+      for (bool split : {false, true}) {
+        SCOPED_TRACE(fmt::format("{}/{} {}", variant.name, kind, split ? "split" : "whole"));
+        if (split) {
+          split_and_merge(fn, b, {0, 57, 131, std::numeric_limits<uint32_t>::max()});
+        } else {
+          AttentionScratch scratch;
+          fn(b.problem, scratch);
+        }
+        for (uint32_t r = 0; r < s.n_rows; ++r) {
+          for (uint32_t h = 0; h < s.n_heads; ++h) {
+            const std::vector<double> want = exact(b, r, h);
+            const float* got = b.out.data() + r * b.problem.out_stride + h * s.dim;
+            for (uint32_t d = 0; d < s.dim; ++d) ASSERT_NEAR(got[d], want[d], tolerance) << "row " << r << " head " << h;
+          }
+        }
+      }
+    }
+  }
+  // The sink far above every score leaves that head's output near 0; a sink far below changes nothing.
+  const float* last_head = b.out.data() + 2 * b.problem.out_stride + 3 * s.dim;
+  EXPECT_LT(std::fabs(last_head[0]), 1e-6);
 }
 
 TEST(AttentionSplitKernels, ARangeWithoutKeysGivesAnEmptyState) {

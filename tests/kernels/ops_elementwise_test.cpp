@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -23,6 +24,24 @@ TEST(ElementwiseTest, SiluMatchesFormula) {
     EXPECT_NEAR(silu(x), want, 1e-6 * (1 + std::fabs(want))) << x;
   }
   EXPECT_EQ(silu(-200.0f), -0.0f);  // exp overflows to inf: the limit, not NaN
+}
+
+// gpt-oss's unit: the gate clamped above at 7, up clamped to [-7, 7] and shifted by 1, sigmoid(1.702 g).
+TEST(ElementwiseTest, SwigluOaiClampsThenGates) {
+  const std::vector<float> gate = {-30.0f, -1.0f, 0.0f, 0.7f, 6.9f, 7.0f, 50.0f};
+  const std::vector<float> up = {2.0f, -9.0f, 3.0f, -1.0f, 0.25f, 100.0f, -0.5f};
+  std::vector<float> out(gate.size());
+  swiglu_oai_mul(gate, up, out);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const double g = std::min(static_cast<double>(gate[i]), 7.0);
+    const double u = std::clamp(static_cast<double>(up[i]), -7.0, 7.0);
+    const double want = g / (1.0 + std::exp(-1.702 * g)) * (u + 1.0);
+    EXPECT_NEAR(out[i], want, 1e-6 * (1 + std::fabs(want))) << i;
+  }
+  EXPECT_NEAR(out[6], out[5] / 8.0f * 0.5f, 1e-5);  // both gates clamp to 7, up to 7 and -0.5
+  std::vector<float> aliased = gate;
+  swiglu_oai_mul(aliased, up, aliased);
+  EXPECT_EQ(aliased, out);
 }
 
 TEST(ElementwiseTest, SiluMulGatesUp) {
