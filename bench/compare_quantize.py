@@ -15,7 +15,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LLAMA_FTYPES = {"F16": 1, "BF16": 32, "Q8_0": 7, "Q4_0": 2, "Q4_1": 3, "Q5_0": 8, "Q5_1": 9, "IQ4_NL": 25,
                 "IQ4_XS": 30, "Q2_K": 10, "Q3_K_S": 11, "Q3_K_M": 12, "Q3_K_L": 13, "Q4_K_S": 14, "Q4_K_M": 15,
-                "Q5_K_S": 16, "Q5_K_M": 17, "Q6_K": 18}
+                "Q5_K_S": 16, "Q5_K_M": 17, "Q6_K": 18, "MXFP4_MOE": 38}
 LLAMA_QUANTIZE = """import ctypes, sys, llama_cpp
 llama_cpp.llama_backend_init()
 p = llama_cpp.llama_model_quantize_default_params()

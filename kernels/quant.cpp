@@ -28,6 +28,7 @@ constexpr CodecEntry kCodecs[] = {
     {GgmlType::Q6_K, codecs::quantize_q6_K, codecs::dequantize_q6_K},
     {GgmlType::Q8_K, codecs::quantize_q8_K, codecs::dequantize_q8_K},
     {GgmlType::IQ4_NL, codecs::quantize_iq4_nl, codecs::dequantize_iq4_nl},
+    {GgmlType::MXFP4, codecs::quantize_mxfp4, codecs::dequantize_mxfp4},
     {GgmlType::IQ4_XS, codecs::quantize_iq4_xs, codecs::dequantize_iq4_xs},
 };
 
@@ -36,7 +37,7 @@ struct WeightedCodecEntry {
   codecs::WeightedQuantizeFn quantize;
 };
 
-// The types whose ggml quantizer reads an importance matrix (Q8_0's ignores it).
+// The types whose ggml quantizer reads an importance matrix (Q8_0's and MXFP4's ignore it).
 constexpr WeightedCodecEntry kWeightedCodecs[] = {
     {GgmlType::Q4_0, codecs::quantize_q4_0_weighted},     {GgmlType::Q4_1, codecs::quantize_q4_1_weighted},
     {GgmlType::Q5_0, codecs::quantize_q5_0_weighted},     {GgmlType::Q5_1, codecs::quantize_q5_1_weighted},

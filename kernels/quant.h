@@ -23,7 +23,8 @@ Status dequantize_row(GgmlType type, std::span<const std::byte> src, std::span<f
 Status quantize_row(GgmlType type, std::span<const float> src, std::span<std::byte> dst);
 
 // True when ggml's quantizer for the type reads an importance matrix: Q4_0, Q4_1, Q5_0, Q5_1, Q2_K ... Q6_K,
-// IQ4_NL and IQ4_XS. The others here (F32, F16, BF16, Q8_0, Q8_1, Q8_K) encode the same with or without one.
+// IQ4_NL and IQ4_XS. The others here (F32, F16, BF16, Q8_0, Q8_1, Q8_K, MXFP4) encode the same with or without
+// one.
 bool uses_importance(GgmlType type);
 
 // quantize_row with an importance matrix, as ggml's quantize_TYPE with non-null quant_weights (byte for byte):

@@ -32,9 +32,10 @@
 namespace infertune {
 namespace {
 
-constexpr GgmlType kTypes[] = {GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::Q8_0, GgmlType::Q4_0,   GgmlType::F16,
-                               GgmlType::F32,  GgmlType::BF16, GgmlType::Q5_K, GgmlType::Q5_0,   GgmlType::Q4_1,
-                               GgmlType::Q5_1, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS};
+constexpr GgmlType kTypes[] = {GgmlType::Q4_K, GgmlType::Q6_K,   GgmlType::Q8_0,   GgmlType::Q4_0,
+                               GgmlType::F16,  GgmlType::F32,    GgmlType::BF16,   GgmlType::Q5_K,
+                               GgmlType::Q5_0, GgmlType::Q4_1,   GgmlType::Q5_1,   GgmlType::Q2_K,
+                               GgmlType::Q3_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::MXFP4};
 
 struct Shape {
   size_t rows, cols;

@@ -27,6 +27,7 @@ enum Ftype : uint32_t {
   kIQ4_NL = 25,
   kIQ4_XS = 30,
   kBF16 = 32,
+  kMXFP4_MOE = 38,
 };
 
 constexpr std::array kFileTypes = {
@@ -40,6 +41,7 @@ constexpr std::array kFileTypes = {
     FileType{"q5_1", kQ5_1, GgmlType::Q5_1, true, "6.0 bpw, output q6_K"},
     FileType{"iq4_nl", kIQ4_NL, GgmlType::IQ4_NL, true, "4.5 bpw non-linear, output q6_K"},
     FileType{"iq4_xs", kIQ4_XS, GgmlType::IQ4_XS, true, "4.25 bpw non-linear, output q6_K"},
+    FileType{"mxfp4_moe", kMXFP4_MOE, GgmlType::MXFP4, true, "experts mxfp4 (4.25 bpw), other weights q8_0"},
     FileType{"q2_k", kQ2_K, GgmlType::Q2_K, true, "mix: q2_K, attn_v/ffn_down/attn_output q3_K+"},
     FileType{"q3_k_s", kQ3_K_S, GgmlType::Q3_K, true, "mix: q3_K"},
     FileType{"q3_k_m", kQ3_K_M, GgmlType::Q3_K, true, "mix: q3_K, attn_v q5_K/q4_K, ffn_down/attn_output q4_K"},
@@ -154,7 +156,16 @@ GgmlType attn_output_type(uint32_t ftype, GgmlType type, const ModelConfig& c) {
   }
 }
 
+// gpt-oss's published form: the expert stacks in MXFP4, everything else (the output and token_embd included)
+// in Q8_0, none of the per-role rules below. llama.cpp tells the stacks by shape (a third dimension over 1),
+// so any 3-D weight would go to MXFP4.
+GgmlType mxfp4_moe_type(const TensorSpec& t) {
+  const bool stacked = t.dims.size() >= 3 && t.dims[2] > 1;
+  return stacked ? GgmlType::MXFP4 : GgmlType::Q8_0;
+}
+
 GgmlType mixed_type(const FileType& ft, const TensorSpec& t, const ModelConfig& c, bool has_importance) {
+  if (ft.llama_ftype == kMXFP4_MOE) return mxfp4_moe_type(t);
   const GgmlType type = ft.default_type;
   if (t.role == TensorRole::Output || (c.tied_output && t.role == TensorRole::TokenEmbedding)) {
     return output_type(type, t.dims[0]);

@@ -46,6 +46,7 @@ enum class BlockType : uint32_t {
   IQ4_NL = 20,
   IQ4_XS = 23,
   BF16 = 30,
+  MXFP4 = 39,
 };
 
 inline constexpr int kPieceValues = 32;
@@ -117,6 +118,17 @@ INFERTUNE_HD int iq4_value(int code) {
   const uint64_t packed = (code & 8) != 0 ? 0x7159453526190d01ull : 0xf6eaddcfbfad9881ull;
   return static_cast<int8_t>(static_cast<uint8_t>(packed >> (8 * (code & 7))));
 }
+
+// MXFP4's doubled FP4 codebook (ggml's kvalues_mxfp4: 0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8,
+// -12), packed as iq4_value's.
+INFERTUNE_HD int mxfp4_value(int code) {
+  const uint64_t packed = (code & 8) != 0 ? 0xf4f8fafcfdfeff00ull : 0x0c08060403020100ull;
+  return static_cast<int8_t>(static_cast<uint8_t>(packed >> (8 * (code & 7))));
+}
+
+// MXFP4's block scale from its E8M0 exponent e: 2^(e - 128), exactly (e < 2: the float subnormals 2^-128
+// and 2^-127), as kernels/quant/blocks_basic.h's mxfp4_scale.
+INFERTUNE_HD float mxfp4_scale(uint32_t e) { return float_from_bits(e < 2 ? 0x00200000u << e : (e - 1) << 23); }
 
 // Value j (0..31) of a 16-byte nibble array: low nibbles hold values 0-15, high nibbles 16-31.
 INFERTUNE_HD int nibble(const uint8_t* qs, int j) { return j < 16 ? qs[j] & 0xF : qs[j - 16] >> 4; }
@@ -190,6 +202,13 @@ INFERTUNE_HD void decode_iq4_nl(const uint8_t* row, int64_t piece, float* out) {
   const uint8_t* b = row + piece * 18;
   const float d = load_f16(b);
   for (int j = 0; j < 32; ++j) out[j] = mul(d, static_cast<float>(iq4_value(nibble(b + 2, j))));
+}
+
+// MXFP4 (17 bytes: e, qs[16]): mxfp4_scale(e) * codebook[q].
+INFERTUNE_HD void decode_mxfp4(const uint8_t* row, int64_t piece, float* out) {
+  const uint8_t* b = row + piece * 17;
+  const float d = mxfp4_scale(b[0]);
+  for (int j = 0; j < 32; ++j) out[j] = mul(d, static_cast<float>(mxfp4_value(nibble(b + 1, j))));
 }
 
 // ---- 256-value super-blocks: piece p is sub-range (p % 8) * 32 of block p / 8 (kernels/quant/blocks_k.h) ----
@@ -325,6 +344,7 @@ INFERTUNE_HD void decode_piece(const uint8_t* row, int64_t piece, float* out) {
   if constexpr (T == BlockType::Q5_1) d::decode_q5_1(row, piece, out);
   if constexpr (T == BlockType::Q8_0) d::decode_q8_0(row, piece, out);
   if constexpr (T == BlockType::IQ4_NL) d::decode_iq4_nl(row, piece, out);
+  if constexpr (T == BlockType::MXFP4) d::decode_mxfp4(row, piece, out);
   if constexpr (T == BlockType::IQ4_XS) d::decode_iq4_xs(row, piece, out);
   if constexpr (T == BlockType::Q2_K) d::decode_q2_K(row, piece, out);
   if constexpr (T == BlockType::Q3_K) d::decode_q3_K(row, piece, out);
@@ -357,6 +377,7 @@ INFERTUNE_HD bool visit_block_type(uint32_t type_id, F&& f) {
     case BlockType::Q5_1: f(BlockTypeTag<BlockType::Q5_1>{}); return true;
     case BlockType::Q8_0: f(BlockTypeTag<BlockType::Q8_0>{}); return true;
     case BlockType::IQ4_NL: f(BlockTypeTag<BlockType::IQ4_NL>{}); return true;
+    case BlockType::MXFP4: f(BlockTypeTag<BlockType::MXFP4>{}); return true;
     case BlockType::IQ4_XS: f(BlockTypeTag<BlockType::IQ4_XS>{}); return true;
     case BlockType::Q2_K: f(BlockTypeTag<BlockType::Q2_K>{}); return true;
     case BlockType::Q3_K: f(BlockTypeTag<BlockType::Q3_K>{}); return true;
@@ -395,6 +416,7 @@ INFERTUNE_HD BlockShape block_shape(uint32_t type_id) {
     case BlockType::Q5_1: return {32, 24};
     case BlockType::Q8_0: return {32, 34};
     case BlockType::IQ4_NL: return {32, 18};
+    case BlockType::MXFP4: return {32, 17};
     case BlockType::IQ4_XS: return {256, 136};
     case BlockType::Q2_K: return {256, 84};
     case BlockType::Q3_K: return {256, 110};

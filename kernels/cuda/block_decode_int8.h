@@ -73,6 +73,12 @@ INFERTUNE_HD void iq4_nl(const uint8_t* row, int64_t piece, IntPiece& out) {
   uniform(out, load_f16(b), 0.0f);
 }
 
+INFERTUNE_HD void mxfp4(const uint8_t* row, int64_t piece, IntPiece& out) {
+  const uint8_t* b = row + piece * 17;
+  for (int j = 0; j < 32; ++j) out.q[j] = static_cast<int8_t>(mxfp4_value(nibble(b + 1, j)));
+  uniform(out, mxfp4_scale(b[0]), 0.0f);
+}
+
 INFERTUNE_HD void iq4_xs(const uint8_t* row, int64_t piece, IntPiece& out) {
   const uint8_t* b = row + (piece / 8) * 136;
   const int ib = static_cast<int>(piece % 8);
@@ -176,6 +182,7 @@ INFERTUNE_HD bool decode_piece_int8(const uint8_t* row, int64_t piece, IntPiece&
   if constexpr (T == BlockType::Q5_1) d::q5_1(row, piece, out);
   if constexpr (T == BlockType::Q8_0) d::q8_0(row, piece, out);
   if constexpr (T == BlockType::IQ4_NL) d::iq4_nl(row, piece, out);
+  if constexpr (T == BlockType::MXFP4) d::mxfp4(row, piece, out);
   if constexpr (T == BlockType::IQ4_XS) d::iq4_xs(row, piece, out);
   if constexpr (T == BlockType::Q2_K) d::q2_K(row, piece, out);
   if constexpr (T == BlockType::Q3_K) d::q3_K(row, piece, out);

@@ -46,6 +46,7 @@ ActivationFormat activation_format(GgmlType type) {
     case GgmlType::Q5_1:
     case GgmlType::Q8_0:
     case GgmlType::IQ4_NL:
+    case GgmlType::MXFP4:
       return ActivationFormat::q8;
     case GgmlType::Q2_K:
     case GgmlType::Q3_K:

@@ -1,6 +1,6 @@
 #pragma once
 // Activation rows quantized to int8 for the integer dot-product kernels, in the layouts they read:
-// 32-value blocks for the 32-value formats (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL), ggml's q8_K super-blocks
+// 32-value blocks for the 32-value formats (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4), ggml's q8_K super-blocks
 // (float scale, 256 codes, 16 group sums) for the K-quants and IQ4_XS. Each block has d = amax / 127 and
 // codes round(x / d), so codes are symmetric in [-127, 127] (never -128) and kernels may negate them.
 //

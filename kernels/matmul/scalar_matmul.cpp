@@ -14,7 +14,7 @@ namespace {
 constexpr GgmlType kScalarTypes[] = {
     GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q4_0,   GgmlType::Q4_1,   GgmlType::Q5_0,
     GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::Q8_1, GgmlType::Q2_K,   GgmlType::Q3_K,   GgmlType::Q4_K,
-    GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q8_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS,
+    GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q8_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::MXFP4,
 };
 
 // The activations the weights meet, as ggml pairs them (its vec_dot_type): rounded to f16 for F16 weights

@@ -35,6 +35,8 @@ void quantize_q8_1(const float* src, void* dst, int64_t n);
 void dequantize_q8_1(const void* src, float* dst, int64_t n);
 void quantize_iq4_nl(const float* src, void* dst, int64_t n);
 void dequantize_iq4_nl(const void* src, float* dst, int64_t n);
+void quantize_mxfp4(const float* src, void* dst, int64_t n);
+void dequantize_mxfp4(const void* src, float* dst, int64_t n);
 
 // 256-element super-blocks.
 void quantize_q2_K(const float* src, void* dst, int64_t n);

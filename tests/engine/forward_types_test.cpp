@@ -82,6 +82,8 @@ const TypeCase kCases[] = {
     {"q6_k", true, GgmlType::Q6_K},
     {"iq4_nl", true, GgmlType::IQ4_NL},
     {"iq4_xs", true, GgmlType::IQ4_XS},
+    {"mxfp4_moe", true, GgmlType::MXFP4},
+    {"mxfp4_moe", false, GgmlType::MXFP4, ModelArch::Qwen3Moe, GgmlType::Q8_0},  // experts mxfp4, the rest q8_0
     {"q4_k_m", false, GgmlType::Q4_K, ModelArch::Llama, GgmlType::Q6_K},
     {"q8_0", false, GgmlType::Q8_0, ModelArch::Qwen2},
 };

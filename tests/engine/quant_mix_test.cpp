@@ -111,6 +111,57 @@ TEST(QuantMix, EightExpertsGetMixtralsAttentionBits) {
   EXPECT_EQ(types["ffn_down_exps"], "q4_K");
 }
 
+TEST(QuantMix, Qwen3_30B_A3B_Mxfp4MoePutsTheExpertsInMxfp4AndTheRestInQ8_0) {
+  // llama.cpp's MXFP4_MOE: the three expert stacks of each of the 48 blocks mxfp4; attn_q/k/v/output of
+  // every block, token_embd and output q8_0 (no per-role mix, no q6_K output); norms and the router f32.
+  const std::map<std::string, int> expected = {{"f32", 241}, {"q8_0", 48 * 4 + 2}, {"mxfp4", 48 * 3}};
+  EXPECT_EQ(type_counts("qwen3-30b-a3b", "mxfp4_moe"), expected);
+}
+
+TEST(QuantMix, Mxfp4MoeOnADenseModelIsAllQ8_0) {
+  // No 3-D tensor: every weight q8_0, the tied embedding (the output) too.
+  auto model = resolve_synth_model(std::string("llama"), std::string("tiny"), {});
+  ASSERT_TRUE(model.ok());
+  model->config.tied_output = true;
+  const FileType mxfp4_moe = *file_type_from_name("MXFP4_MOE");
+  EXPECT_EQ(mxfp4_moe.llama_ftype, 38u);
+  EXPECT_EQ(mxfp4_moe.default_type, GgmlType::MXFP4);
+  for (const TensorSpec& spec : expected_tensors(model->config)) {
+    const GgmlType want = spec.dims.size() == 1 ? GgmlType::F32 : GgmlType::Q8_0;
+    EXPECT_EQ(tensor_type_for(mxfp4_moe, spec, model->config), want) << spec.name;
+  }
+}
+
+TEST(QuantMix, Mxfp4MoeKeepsMixtralsAttentionInQ8_0AndSharedExpertsInQ8_0) {
+  // The MXFP4_MOE rule comes before the per-role ones in llama.cpp: Mixtral's attention is q8_0 like the
+  // rest (not q5_K), the 2-D shared expert of qwen2moe q8_0, its expert stacks mxfp4.
+  for (const char* preset : {"mixtral-8x7b", "qwen1.5-moe-a2.7b"}) {
+    auto model = resolve_synth_model(std::nullopt, std::string(preset), {});
+    ASSERT_TRUE(model.ok()) << model.error().message;
+    const FileType mxfp4_moe = *file_type_from_name("mxfp4_moe");
+    for (const TensorSpec& spec : expected_tensors(model->config)) {
+      const bool vector = spec.dims.size() == 1 || spec.role == TensorRole::FfnGateInp;
+      const GgmlType want = vector ? GgmlType::F32 : is_expert_role(spec.role) ? GgmlType::MXFP4 : GgmlType::Q8_0;
+      EXPECT_EQ(tensor_type_for(mxfp4_moe, spec, model->config), want) << preset << " " << spec.name;
+    }
+  }
+}
+
+TEST(QuantMix, Mxfp4MoePureAndRowsThatDoNotFit) {
+  // --pure: every weight mxfp4 (llama-quantize --pure MXFP4_MOE); a row of 172 fits no 32-value block: f16.
+  auto model = resolve_synth_model(std::nullopt, std::string("tiny"), {});
+  ASSERT_TRUE(model.ok());
+  QuantMixOptions pure;
+  pure.pure = true;
+  const FileType mxfp4_moe = *file_type_from_name("mxfp4_moe");
+  for (const TensorSpec& spec : expected_tensors(model->config)) {
+    const GgmlType want = spec.dims.size() == 1 ? GgmlType::F32 : GgmlType::MXFP4;
+    EXPECT_EQ(tensor_type_for(mxfp4_moe, spec, model->config, pure), want) << spec.name;
+  }
+  EXPECT_EQ(fallback_for_row_length(GgmlType::MXFP4, 172), GgmlType::F16);
+  EXPECT_EQ(fallback_for_row_length(GgmlType::MXFP4, 2880), GgmlType::MXFP4);  // gpt-oss's n_embd
+}
+
 TEST(QuantMix, UseMoreBitsPicksFirstAndLastEighthAndEveryThirdLayer) {
   std::vector<int> picked;
   for (int i = 0; i < 16; ++i) {

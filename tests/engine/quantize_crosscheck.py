@@ -22,7 +22,7 @@ except ImportError as e:  # noqa: F841
 
 FILE_TYPES = {"F16": 1, "BF16": 32, "Q8_0": 7, "Q4_0": 2, "Q4_1": 3, "Q5_0": 8, "Q5_1": 9, "IQ4_NL": 25,
               "IQ4_XS": 30, "Q2_K": 10, "Q3_K_S": 11, "Q3_K_M": 12, "Q3_K_L": 13, "Q4_K_S": 14, "Q4_K_M": 15,
-              "Q5_K_S": 16, "Q5_K_M": 17, "Q6_K": 18}
+              "Q5_K_S": 16, "Q5_K_M": 17, "Q6_K": 18, "MXFP4_MOE": 38}
 GGML_TYPES = {"q8_0": 8, "q4_0": 2, "f16": 1, "q6_K": 14}
 
 
@@ -62,6 +62,7 @@ def main():
     cases += [
         (llama, "Q4_K_M", ["--pure"], {"pure": True}),
         (llama, "Q2_K", ["--pure"], {"pure": True}),
+        (llama, "MXFP4_MOE", ["--pure"], {"pure": True}),  # every weight MXFP4
         (llama, "Q4_K_M", ["--output-tensor-type", "q8_0"], {"output_tensor_type": GGML_TYPES["q8_0"]}),
         (llama, "Q5_K_M", ["--token-embedding-type", "q4_0"], {"token_embedding_type": GGML_TYPES["q4_0"]}),
         (llama, "Q4_0", ["--leave-output-tensor"], {"quantize_output_tensor": False}),

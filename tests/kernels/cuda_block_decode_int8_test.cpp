@@ -60,7 +60,8 @@ TEST_P(IntPieceForm, GivesTheReferenceValuesBitForBit) {
 INSTANTIATE_TEST_SUITE_P(EveryQuantizedType, IntPieceForm,
                          ::testing::Values(GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0,
                                            GgmlType::Q5_1, GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::Q2_K,
-                                           GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K),
+                                           GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,
+                                           GgmlType::MXFP4),
                          [](const auto& info) { return std::string(ggml_type_name(info.param)); });
 
 TEST(IntPieceForm, FloatTypesHaveNone) {

@@ -26,11 +26,12 @@ using cuda::BlockType;
 static_assert(static_cast<uint32_t>(BlockType::BF16) == static_cast<uint32_t>(GgmlType::BF16));
 static_assert(static_cast<uint32_t>(BlockType::IQ4_XS) == static_cast<uint32_t>(GgmlType::IQ4_XS));
 static_assert(static_cast<uint32_t>(BlockType::Q2_K) == static_cast<uint32_t>(GgmlType::Q2_K));
+static_assert(static_cast<uint32_t>(BlockType::MXFP4) == static_cast<uint32_t>(GgmlType::MXFP4));
 
 const GgmlType kDecodedTypes[] = {
-    GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q8_0,   GgmlType::Q4_0,
-    GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::IQ4_NL, GgmlType::IQ4_XS,
-    GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K,   GgmlType::Q6_K,
+    GgmlType::F32,  GgmlType::F16,  GgmlType::BF16,   GgmlType::Q8_0,   GgmlType::Q4_0, GgmlType::Q4_1,
+    GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::Q2_K, GgmlType::Q3_K,
+    GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,   GgmlType::MXFP4,
 };
 
 constexpr size_t kRowValues = 1024;  // 4 super-blocks, 32 pieces

@@ -187,7 +187,7 @@ INSTANTIATE_TEST_SUITE_P(EveryWeightType, CudaLinear,
                          ::testing::Values(GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0,
                                            GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::IQ4_NL,
                                            GgmlType::IQ4_XS, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K,
-                                           GgmlType::Q5_K, GgmlType::Q6_K),
+                                           GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::MXFP4),
                          [](const auto& info) { return std::string(ggml_type_name(info.param)); });
 
 // The fast kernels of the common types (kernels/cuda/matvec_fast.cu) on shapes that reach every path: one
@@ -292,7 +292,7 @@ TEST(CudaBatchedSpeed, ReportsF16AgainstInt8) {
 TEST(CudaLinearTypes, EveryTypeTheCpuRunsHasAGpuKernel) {
   for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_1,
                      GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::Q2_K, GgmlType::Q3_K,
-                     GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) {
+                     GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::MXFP4}) {
     EXPECT_EQ(cuda::weight_type_supported(static_cast<uint32_t>(t)), cuda_compiled()) << ggml_type_name(t);
   }
   EXPECT_FALSE(cuda::weight_type_supported(static_cast<uint32_t>(GgmlType::Q8_K)));

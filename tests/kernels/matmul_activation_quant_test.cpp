@@ -115,6 +115,7 @@ TEST(ActivationQuant, PairInterleaving) {
 TEST(QuantizedActivationsTest, FormatsFollowTheWeightTypes) {
   EXPECT_EQ(activation_format(GgmlType::Q4_0), ActivationFormat::q8);
   EXPECT_EQ(activation_format(GgmlType::IQ4_NL), ActivationFormat::q8);
+  EXPECT_EQ(activation_format(GgmlType::MXFP4), ActivationFormat::q8);  // ggml's vec_dot_type for it: q8_0
   EXPECT_EQ(activation_format(GgmlType::Q4_K), ActivationFormat::q8k);
   EXPECT_EQ(activation_format(GgmlType::IQ4_XS), ActivationFormat::q8k);
   EXPECT_EQ(activation_format(GgmlType::F16), ActivationFormat::f32);

@@ -26,9 +26,9 @@
 namespace infertune {
 namespace {
 
-constexpr GgmlType kIntegerTypes[] = {GgmlType::Q4_0, GgmlType::Q4_1,   GgmlType::Q5_0, GgmlType::Q5_1,
-                                      GgmlType::Q8_0, GgmlType::IQ4_NL, GgmlType::Q2_K, GgmlType::Q3_K,
-                                      GgmlType::Q4_K, GgmlType::Q5_K,   GgmlType::Q6_K, GgmlType::IQ4_XS};
+constexpr GgmlType kIntegerTypes[] = {
+    GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0,   GgmlType::IQ4_NL, GgmlType::Q2_K,
+    GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_XS, GgmlType::MXFP4};
 
 std::optional<MatmulVariant> compiled_variant(std::string_view name) {
   for (const MatmulVariant& v : compiled_matmul_variants()) {

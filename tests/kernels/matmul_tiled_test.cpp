@@ -38,9 +38,9 @@
 namespace infertune {
 namespace {
 
-constexpr GgmlType kIntegerTypes[] = {GgmlType::Q4_0, GgmlType::Q4_1,   GgmlType::Q5_0, GgmlType::Q5_1,
-                                      GgmlType::Q8_0, GgmlType::IQ4_NL, GgmlType::Q2_K, GgmlType::Q3_K,
-                                      GgmlType::Q4_K, GgmlType::Q5_K,   GgmlType::Q6_K, GgmlType::IQ4_XS};
+constexpr GgmlType kIntegerTypes[] = {
+    GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0,   GgmlType::IQ4_NL, GgmlType::Q2_K,
+    GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_XS, GgmlType::MXFP4};
 
 struct TiledCase {
   std::string variant;
@@ -232,8 +232,8 @@ TEST_P(TiledMatmulTest, BatchCompositionDoesNotChangeBits) {
   const std::vector<float> all = run(p, nullptr);
   // (first token, batch size): alone, matvec batches of every pass size and split into passes (2-8
   // tokens, below and above kMinPanelTokens), tiled batches with the tokens at other lanes.
-  const std::pair<size_t, size_t> batches[] = {{0, 1},  {7, 1},  {39, 1}, {0, 2},  {9, 3},  {11, 4}, {3, 5},
-                                               {20, 5}, {0, 6},  {14, 7}, {32, 8}, {5, 17}, {7, 33}, {1, 39}};
+  const std::pair<size_t, size_t> batches[] = {{0, 1},  {7, 1}, {39, 1}, {0, 2},  {9, 3},  {11, 4}, {3, 5},
+                                               {20, 5}, {0, 6}, {14, 7}, {32, 8}, {5, 17}, {7, 33}, {1, 39}};
   for (const auto& [first, n] : batches) {
     const std::vector<float> sub = run_sub_batch(fn_, GetParam().type, p, first, n);
     for (size_t t = 0; t < n; ++t) {

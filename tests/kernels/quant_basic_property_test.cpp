@@ -34,10 +34,12 @@ struct PropertyCase {
   //   least-squares refinement (0.144 A is the worst seen over 5e7 normal and uniform values).
   //   iq4_xs: as iq4_nl plus the 6-bit sub-block scales (half a step of max_scale / 32), measured against
   //   the whole 256-value super-block (worst seen 0.150 A).
+  //   mxfp4: the power-of-two scale d puts A in [8 d, 16 d); the codebook's widest gap (8 d to 12 d) leaves
+  //   2 d <= A / 4, and values above 12 d clip there, at most 16 d - 12 d < A / 4 away.
   double relative;
   // f16 rounding in the subnormal range, where scales are only 2^-24 apart, times the largest code. For
   // iq4_xs the super-block scale is max_scale / 32, so it underflows 32 times sooner: its blocks flush to
-  // zero below A ~ 1e-4 (in ggml too).
+  // zero below A ~ 1e-4 (in ggml too). mxfp4's scale is exact down to A ~ 2^-125.
   double absolute;
 };
 
@@ -54,6 +56,7 @@ constexpr PropertyCase kPropertyCases[] = {
     {GgmlType::Q8_1, 1.0 / 254 + 2 * kHalfUlp, 128 * 0x1p-25},
     {GgmlType::IQ4_NL, 0.2, 128 * 0x1p-25},
     {GgmlType::IQ4_XS, 0.22, 32 * 128 * 0x1p-25},
+    {GgmlType::MXFP4, 0.25, 0.0},
 };
 
 constexpr int64_t kLength = 512;  // two IQ4_XS super-blocks, sixteen 32-value blocks

@@ -122,8 +122,9 @@ TEST(BasicCodecTest, BlockStructsMatchTheTypeTable) {
   EXPECT_EQ(sizeof(BlockQ8_1), ggml_type_traits(GgmlType::Q8_1).block_bytes);
   EXPECT_EQ(sizeof(BlockIq4Nl), ggml_type_traits(GgmlType::IQ4_NL).block_bytes);
   EXPECT_EQ(sizeof(BlockIq4Xs), ggml_type_traits(GgmlType::IQ4_XS).block_bytes);
+  EXPECT_EQ(sizeof(BlockMxfp4), ggml_type_traits(GgmlType::MXFP4).block_bytes);
   for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::Q8_1,
-                     GgmlType::IQ4_NL}) {
+                     GgmlType::IQ4_NL, GgmlType::MXFP4}) {
     EXPECT_EQ(ggml_type_traits(t).block_elements, uint32_t(kBlock)) << ggml_type_name(t);
   }
   EXPECT_EQ(ggml_type_traits(GgmlType::IQ4_XS).block_elements, uint32_t(kSuperBlock));
@@ -217,11 +218,11 @@ TEST(BasicCodecTest, Q8_1SumIsScaleTimesCodeSum) {
 
 // ---- The dispatcher (kernels/quant.cpp) on bad arguments.
 
-constexpr GgmlType kBlockTypes[] = {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0,   GgmlType::Q5_1,
-                                    GgmlType::Q8_0, GgmlType::Q8_1, GgmlType::IQ4_NL, GgmlType::IQ4_XS};
-constexpr GgmlType kAllBasicTypes[] = {GgmlType::F32,  GgmlType::F16,    GgmlType::BF16,  GgmlType::Q4_0,
-                                       GgmlType::Q4_1, GgmlType::Q5_0,   GgmlType::Q5_1,  GgmlType::Q8_0,
-                                       GgmlType::Q8_1, GgmlType::IQ4_NL, GgmlType::IQ4_XS};
+constexpr GgmlType kBlockTypes[] = {GgmlType::Q4_0, GgmlType::Q4_1,   GgmlType::Q5_0,   GgmlType::Q5_1, GgmlType::Q8_0,
+                                    GgmlType::Q8_1, GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::MXFP4};
+constexpr GgmlType kAllBasicTypes[] = {GgmlType::F32,  GgmlType::F16,    GgmlType::BF16,   GgmlType::Q4_0,
+                                       GgmlType::Q4_1, GgmlType::Q5_0,   GgmlType::Q5_1,   GgmlType::Q8_0,
+                                       GgmlType::Q8_1, GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::MXFP4};
 
 TEST(BasicDispatchTest, EveryBasicTypeHasACodec) {
   for (GgmlType t : kAllBasicTypes) EXPECT_TRUE(has_reference_codec(t)) << ggml_type_name(t);

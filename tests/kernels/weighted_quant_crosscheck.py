@@ -2,8 +2,10 @@
 """The importance-weighted row quantizers (kernels/quant.h quantize_row_weighted) against ggml's own, byte for
 byte: ggml_quantize_chunk from the libggml-base that llama-cpp-python ships, called through ctypes with an
 importance matrix, on random rows with random positive column weights, for every type whose quantizer reads
-one (and Q8_0, which ignores it), at several row lengths; the same rows without a matrix as well (the
-quantizers that IQ4 and Q6_K share with their weighted form).
+one (and Q8_0 and MXFP4, which ignore it), at several row lengths; the same rows without a matrix as well (the
+quantizers that IQ4 and Q6_K share with their weighted form). MXFP4 also gets rows aimed at its encoder's
+corners: exact ties between codes, magnitudes just below powers of two (where the rounded log2f decides the
+exponent), values past the largest code, and block maxima below 2^-125 (ggml's exponent byte wraps).
 
 usage: weighted_quant_crosscheck.py QUANTIZE_ROWS WORKDIR
   QUANTIZE_ROWS: the tests/tools/quantize_rows helper
@@ -22,7 +24,7 @@ except ImportError as e:
     sys.exit(77)
 
 # ggml type numbers; the K-quants and IQ4_XS need rows of whole 256-value super-blocks.
-TYPES_32 = {"Q4_0": 2, "Q4_1": 3, "Q5_0": 6, "Q5_1": 7, "Q8_0": 8, "IQ4_NL": 20}
+TYPES_32 = {"Q4_0": 2, "Q4_1": 3, "Q5_0": 6, "Q5_1": 7, "Q8_0": 8, "IQ4_NL": 20, "MXFP4": 39}
 TYPES_256 = {"Q2_K": 10, "Q3_K": 11, "Q4_K": 12, "Q5_K": 13, "Q6_K": 14, "IQ4_XS": 23}
 LENGTHS_32 = [32, 96, 320, 1056]
 LENGTHS_256 = [256, 512, 1280, 2816]
@@ -57,6 +59,24 @@ def test_rows(rng, n_per_row):
     for r in range(7, N_ROWS, 3):
         spikes = rng.integers(0, n_per_row, size=max(1, n_per_row // 64))
         rows[r, spikes] *= 12
+    return np.ascontiguousarray(rows, dtype=np.float32)
+
+
+def mxfp4_corner_rows(rng, n_per_row):
+    """Blocks of 32 with a chosen maximum 2^k (or just below it) and the other values at the midpoints
+    between codes of that block's scale d = 2^(k-3), or past the top code 12 d."""
+    half_codes = np.array([0.5, 1.5, 2.5, 3.5, 5, 7, 10, 13, 15], dtype=np.float32)
+    rows = np.zeros((N_ROWS, n_per_row), dtype=np.float32)
+    for r in range(N_ROWS):
+        for b in range(n_per_row // 32):
+            k = int(rng.integers(-140, 120))
+            top = np.float32(2.0 ** k)
+            if rng.random() < 0.5:
+                top = np.nextafter(top, np.float32(0))
+            d = np.float32(2.0 ** (k - 3))
+            block = rng.choice(half_codes, 32) * d * rng.choice([-1, 1], 32)
+            block[rng.integers(0, 32)] = top * rng.choice([-1, 1])
+            rows[r, 32 * b:32 * b + 32] = np.clip(block, -top, top)
     return np.ascontiguousarray(rows, dtype=np.float32)
 
 
@@ -109,16 +129,22 @@ def main():
     cases = [(TYPES_32, LENGTHS_32 + LENGTHS_256), (TYPES_256, LENGTHS_256)]
     for types, lengths in cases:
         for name, ggml_type in types.items():
+            # MXFP4 draws from a generator of its own, so that the other types keep their rows.
+            type_rng = np.random.default_rng(39) if name == "MXFP4" else rng
             for n_per_row in lengths:
-                rows = test_rows(rng, n_per_row)
-                for kind in ("none", "uniform", "skewed", "sparse"):
-                    importance = None if kind == "none" else test_importance(rng, n_per_row, kind)
-                    ref = ggml_bytes(lib, ggml_type, rows, importance)
-                    ours = our_bytes(tool, workdir, ggml_type, rows, importance)
-                    checks += 1
-                    if ref != ours:
-                        where = first_difference(lib, ggml_type, n_per_row, ref, ours)
-                        failures.append(f"{name} n_per_row={n_per_row} importance={kind}: differs at {where}")
+                row_sets = {"random": test_rows(type_rng, n_per_row)}
+                if name == "MXFP4":
+                    row_sets["corners"] = mxfp4_corner_rows(type_rng, n_per_row)
+                for set_name, rows in row_sets.items():
+                    for kind in ("none", "uniform", "skewed", "sparse"):
+                        importance = None if kind == "none" else test_importance(type_rng, n_per_row, kind)
+                        ref = ggml_bytes(lib, ggml_type, rows, importance)
+                        ours = our_bytes(tool, workdir, ggml_type, rows, importance)
+                        checks += 1
+                        if ref != ours:
+                            where = first_difference(lib, ggml_type, n_per_row, ref, ours)
+                            failures.append(f"{name} {set_name} rows, n_per_row={n_per_row} importance={kind}: "
+                                            f"differs at {where}")
     for f in failures:
         print("FAIL", f)
     print(f"{checks - len(failures)}/{checks} (type, row length, importance) cases byte-equal with ggml_quantize_chunk")

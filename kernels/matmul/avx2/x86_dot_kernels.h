@@ -73,6 +73,7 @@ struct RowLanes<8> {
   static I set1(int32_t v) { return _mm256_set1_epi32(v); }
   static F zero() { return _mm256_setzero_ps(); }
   static F set1f(float v) { return _mm256_set1_ps(v); }
+  static F loadf(const float* p) { return _mm256_loadu_ps(p); }
   static F cvt(I v) { return _mm256_cvtepi32_ps(v); }
   static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
   static F neg(F a) { return _mm256_xor_ps(a, _mm256_set1_ps(-0.0f)); }
@@ -93,6 +94,7 @@ struct RowLanes<4> {
   static I set1(int32_t v) { return _mm_set1_epi32(v); }
   static F zero() { return _mm_setzero_ps(); }
   static F set1f(float v) { return _mm_set1_ps(v); }
+  static F loadf(const float* p) { return _mm_loadu_ps(p); }
   static F cvt(I v) { return _mm_cvtepi32_ps(v); }
   static F mul(F a, F b) { return _mm_mul_ps(a, b); }
   static F neg(F a) { return _mm_xor_ps(a, _mm_set1_ps(-0.0f)); }
@@ -198,11 +200,25 @@ inline __m256i pair_dot(__m256i lo, __m256i hi, const int8_t* xq) {
   return block_dot<Isa, F>(block_dot<Isa, F>(_mm256_setzero_si256(), lo, load256(xq)), hi, load256(xq + 32));
 }
 
-// The f16 numbers of block b of G rows, the same for every token: d, and m where the format has a min.
+// The scales of the blocks at `offset` in G rows (lane r: row r's), for formats that do not store an f16.
+template <class F, int G>
+inline typename RowLanes<G>::F custom_scales(const uint8_t* const (&rows)[G], size_t offset) {
+  float d[G];
+  for (int r = 0; r < G; ++r) d[r] = F::scale(rows[r] + offset);
+  return RowLanes<G>::loadf(d);
+}
+
+// The numbers of block b of G rows, the same for every token: d, and m where the format has a min (f16s,
+// except MXFP4's exponent: kCustomScale).
 template <class F, int G>
 struct Q8BlockScales {
   typename RowLanes<G>::F d, m;
-  Q8BlockScales(const uint8_t* const (&rows)[G], size_t b) : d(RowLanes<G>::halves(rows, b * F::kBytes)) {
+  Q8BlockScales(const uint8_t* const (&rows)[G], size_t b) {
+    if constexpr (kCustomScale<F>) {
+      d = custom_scales<F, G>(rows, b * F::kBytes);
+    } else {
+      d = RowLanes<G>::halves(rows, b * F::kBytes);
+    }
     if constexpr (F::kHasMin) m = RowLanes<G>::halves(rows, b * F::kBytes + 2);
   }
 };
@@ -513,6 +529,7 @@ constexpr TypedKernel kIsaKernels[] = {
     {GgmlType::Q4_1, matmul_q8_act<Isa, Q4_1Format>},
     {GgmlType::Q5_1, matmul_q8_act<Isa, Q5_1Format>},
     {GgmlType::IQ4_NL, matmul_q8_act<Isa, Iq4NlFormat>},
+    {GgmlType::MXFP4, matmul_q8_act<Isa, Mxfp4Format>},
     {GgmlType::IQ4_XS, matmul_q8k_act<Isa, Iq4XsFormat>, kInterleaves<Isa, Iq4XsFormat>},
     {GgmlType::Q2_K, matmul_q8k_act<Isa, Q2KFormat>, true},
     {GgmlType::Q3_K, matmul_q8k_act<Isa, Q3KFormat>, true},

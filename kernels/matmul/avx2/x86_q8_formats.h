@@ -1,6 +1,6 @@
 #pragma once
-// The 32-value weight formats (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL) as traits the x86 kernels share: how to
-// get a block's codes and its scale and offset. Included ONLY after an ISA unit's `#pragma GCC target` (see
+// The 32-value weight formats (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4) as traits the x86 kernels share:
+// how to get a block's codes and its scale and offset. Included ONLY after an ISA unit's `#pragma GCC target` (see
 // x86_dot_kernels.h).
 //
 // Every block's product with a q8 activation block (scale dx, codes x, code sum S) is computed as
@@ -10,12 +10,14 @@
 // in this order, by the matrix-vector kernels (one row per lane) and the tiled kernels (one token per lane)
 // alike, so a token's result is the same bits whatever batch it is computed in. Codes are unsigned where
 // the kernels can multiply them as such, which saves the sign trick:
-//   - always for the nibble formats (Q4_0: code q, kCodeOffset -8; Q5_0: -16; Q4_1 / Q5_1: 0, min m);
+//   - always for the nibble formats (Q4_0: code q, kCodeOffset -8; Q5_0: -16; Q4_1 / Q5_1: 0, min m; MXFP4:
+//     codebook value + 12, kCodeOffset -12);
 //   - for Q8_0 and IQ4_NL only when the Isa's byte dot product does not saturate (Isa::kWideUnsigned,
 //     VNNI): code = q + 128 and kCodeOffset -128. Otherwise (AVX2's maddubs sums pairs of u8 * s8 into
 //     int16) their codes stay signed, kCodeOffset 0, and kernels multiply them with the sign trick.
 // Either way I is the same integer. Each traits struct has:
-//   kBytes                        bytes per block (its f16 d first, then for kHasMin the f16 m)
+//   kBytes                        bytes per block (its f16 d first, then for kHasMin the f16 m; MXFP4: its
+//                                 E8M0 exponent first, read by F::scale)
 //   kSigned<Isa>, kCodeOffset<Isa>, kHasMin
 //   codes<Isa>(blk)               the block's 32 codes in value order
 //   pair_codes<Isa>(b0, b1, lo, hi)  lo = [codes 0-15 of b0 | codes 0-15 of b1], hi the same for 16-31
@@ -204,6 +206,53 @@ struct Iq4NlFormat {
     hi = _mm256_shuffle_epi8(table, hi);
   }
 };
+
+// MXFP4 (17 bytes: E8M0 e, qs[16]): value mxfp4_scale(e) * kMxfp4Values[q]. The codebook's magnitudes are at
+// most 12, so its values plus 12 are unsigned codes small enough for every Isa's byte dot (maddubs too).
+inline __m256i mxfp4_table() {
+  alignas(16) uint8_t shifted[16];
+  for (int i = 0; i < 16; ++i) shifted[i] = static_cast<uint8_t>(basic_quant::kMxfp4Values[i] + 12);
+  return _mm256_broadcastsi128_si256(load128(shifted));
+}
+
+struct Mxfp4Format {
+  static constexpr size_t kBytes = 17;
+  static constexpr bool kHasMin = false;
+  static constexpr int kMaxCode = 24;  // unsigned codes 0..kMaxCode (pair_dot sums them in int16)
+  template <class Isa>
+  static constexpr int kCodeOffset = -12;
+  template <class Isa>
+  static constexpr bool kSigned = false;
+  // The block scale, which is not an f16 here (see block_scale).
+  static float scale(const uint8_t* blk) { return basic_quant::mxfp4_scale(blk[0]); }
+  template <class Isa>
+  static __m256i codes(const uint8_t* blk) {
+    return _mm256_shuffle_epi8(mxfp4_table(), unpack_nibbles(blk + 1));
+  }
+  template <class Isa>
+  static void pair_codes(const uint8_t* b0, const uint8_t* b1, __m256i& lo, __m256i& hi) {
+    const __m256i table = mxfp4_table();
+    pair_nibbles(b0 + 1, b1 + 1, lo, hi);
+    lo = _mm256_shuffle_epi8(table, lo);
+    hi = _mm256_shuffle_epi8(table, hi);
+  }
+};
+
+// Formats whose block scale is not the f16 at the block's start (MXFP4) decode it with F::scale(blk).
+template <class F>
+inline constexpr bool kCustomScale = requires(const uint8_t* blk) {
+  F::scale(blk);
+};
+
+// Block blk's scale d as a float.
+template <class F>
+inline float block_scale(const uint8_t* blk) {
+  if constexpr (kCustomScale<F>) {
+    return F::scale(blk);
+  } else {
+    return half_at(blk);
+  }
+}
 
 }  // namespace
 }  // namespace infertune::x86

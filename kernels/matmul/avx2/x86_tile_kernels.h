@@ -276,13 +276,15 @@ void decode_rows_q8(const uint8_t* weights, size_t row_bytes, WeightLayout layou
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(codes + 32 * b), F::template codes<Isa>(row + b * F::kBytes));
     }
     size_t b = 0;
-    for (; b + 8 <= nb; b += 8) {  // scales (and mins) of 8 blocks in one conversion
-      const uint8_t* blk = row + b * F::kBytes;
-      _mm256_storeu_ps(d + b, halves8<F::kBytes>(blk));
-      if constexpr (F::kHasMin) _mm256_storeu_ps(off + b, halves8<F::kBytes>(blk + 2));
+    if constexpr (!kCustomScale<F>) {
+      for (; b + 8 <= nb; b += 8) {  // f16 scales (and mins) of 8 blocks in one conversion
+        const uint8_t* blk = row + b * F::kBytes;
+        _mm256_storeu_ps(d + b, halves8<F::kBytes>(blk));
+        if constexpr (F::kHasMin) _mm256_storeu_ps(off + b, halves8<F::kBytes>(blk + 2));
+      }
     }
     for (; b < nb; ++b) {
-      d[b] = half_at(row + b * F::kBytes);
+      d[b] = block_scale<F>(row + b * F::kBytes);
       if constexpr (F::kHasMin) off[b] = half_at(row + b * F::kBytes + 2);
     }
   }
