@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <ctime>
 #include <utility>
 
 namespace infertune {
@@ -15,8 +16,9 @@ struct FamilyInfo {
 };
 
 // In the order a template is tested: a template with <|im_start|> is chatml whatever else it mentions.
-constexpr std::array<FamilyInfo, 7> kFamilies = {{
+constexpr std::array<FamilyInfo, 8> kFamilies = {{
     {ChatFamily::chatml, "chatml", {"<|im_start|>", ""}},
+    {ChatFamily::harmony, "gpt-oss", {"<|start|>", "<|channel|>"}},
     {ChatFamily::deepseek3, "deepseek3", {"<｜User｜>", "<｜Assistant｜>"}},
     {ChatFamily::llama3, "llama3", {"<|start_header_id|>", "<|eot_id|>"}},
     {ChatFamily::gemma, "gemma", {"<start_of_turn>", ""}},
@@ -33,7 +35,8 @@ struct FamilyTokens {
   std::array<std::string_view, 2> tokens;  // both in the vocabulary
 };
 
-constexpr std::array<FamilyTokens, 5> kFamilyTokens = {{
+constexpr std::array<FamilyTokens, 6> kFamilyTokens = {{
+    {ChatFamily::harmony, {"<|start|>", "<|channel|>"}},
     {ChatFamily::deepseek3, {"<｜User｜>", "<｜Assistant｜>"}},
     {ChatFamily::gemma, {"<start_of_turn>", "<end_of_turn>"}},
     {ChatFamily::llama3, {"<|start_header_id|>", "<|eot_id|>"}},
@@ -192,6 +195,50 @@ Result<std::string> render_deepseek3(std::span<const ChatMessage> messages, bool
   return out;
 }
 
+// YYYY-MM-DD in UTC, as gpt-oss's template writes strftime_now("%Y-%m-%d").
+std::string today_utc() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  return fmt::format("{:04}-{:02}-{:02}", utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday);
+}
+
+// gpt-oss's system message: who it is, when, how hard to think, and the channels its replies use.
+std::string harmony_system(const ChatRenderOptions& options) {
+  return fmt::format(
+      "<|start|>system<|message|>You are ChatGPT, a large language model trained by OpenAI.\n"
+      "Knowledge cutoff: 2024-06\nCurrent date: {}\n\nReasoning: {}\n\n"
+      "# Valid channels: analysis, commentary, final. Channel must be included for every message.<|end|>",
+      options.date.empty() ? today_utc() : options.date, options.reasoning_effort);
+}
+
+// As gpt-oss's template: a leading system (or developer) message becomes the developer's instructions; earlier
+// replies keep only their final channel (their reasoning is dropped, as the template drops it).
+Result<std::string> render_harmony(std::span<const ChatMessage> messages, bool generation,
+                                   const ChatRenderOptions& options) {
+  std::string out = harmony_system(options);
+  size_t first = 0;
+  if (messages[0].role == "system" || messages[0].role == "developer") {
+    out += fmt::format("<|start|>developer<|message|># Instructions\n\n{}<|end|>", messages[0].content);
+    first = 1;
+  }
+  for (size_t i = first; i < messages.size(); ++i) {
+    const ChatMessage& m = messages[i];
+    if (m.role == "user") {
+      out += fmt::format("<|start|>user<|message|>{}<|end|>", m.content);
+    } else if (m.role == "assistant") {
+      const bool last_turn = i + 1 == messages.size() && !generation;  // a training-style transcript
+      out += fmt::format("<|start|>assistant<|channel|>final<|message|>{}{}", m.content,
+                         last_turn ? "<|return|>" : "<|end|>");
+    } else {
+      return unsupported_role(m, i, ChatFamily::harmony, "a first system or developer message, user, assistant")
+          .error();
+    }
+  }
+  if (generation) out += "<|start|>assistant";
+  return out;
+}
+
 }  // namespace
 
 Result<ChatTemplate> ChatTemplate::from_jinja(std::string_view source) {
@@ -236,11 +283,13 @@ std::string ChatTemplate::names() {
 std::string_view ChatTemplate::name() const { return info(family_).name; }
 
 Result<std::string> ChatTemplate::render(std::span<const ChatMessage> messages, bool add_generation_prompt,
-                                         SpecialTexts special, bool enable_thinking) const {
+                                         SpecialTexts special, const ChatRenderOptions& options) const {
   if (messages.empty()) return fail("messages: at least one message is needed");
   switch (family_) {
     case ChatFamily::chatml:
-      return render_chatml(messages, add_generation_prompt, thinking_switch_ && !enable_thinking);
+      return render_chatml(messages, add_generation_prompt, thinking_switch_ && !options.enable_thinking);
+    case ChatFamily::harmony:
+      return render_harmony(messages, add_generation_prompt, options);
     case ChatFamily::llama3:
       return render_llama3(messages, add_generation_prompt);
     case ChatFamily::mistral:

@@ -14,6 +14,10 @@
 //   phi3     <|user|>\n{content}<|end|>\n<|assistant|>\n ...
 //   deepseek3  {system}\n\n<｜User｜>{user}<｜Assistant｜>{assistant}<｜end▁of▁sentence｜> ...  (DeepSeek-V3,
 //            R1 and the R1 distills of Qwen and Llama, whose replies open with <think>: reasoning_split.h)
+//   gpt-oss  OpenAI's harmony format: <|start|>system<|message|>{identity, date, reasoning effort, channels}<|end|>,
+//            a system message as the developer's "# Instructions", <|start|>user<|message|>{content}<|end|>, earlier
+//            replies as <|start|>assistant<|channel|>final<|message|>{content}<|end|>; the reply's analysis channel is
+//            its reasoning (harmony_split.h)
 //
 // A template of none of these is an error that says so and names --chat-template, which picks a family by
 // name. A file without a template gets the family whose turn markers its vocabulary has as tokens (a Gemma file
@@ -34,7 +38,15 @@ struct ChatMessage {
   std::string content;
 };
 
-enum class ChatFamily { chatml, llama3, mistral, llama2, gemma, phi3, deepseek3 };
+enum class ChatFamily { chatml, llama3, mistral, llama2, gemma, phi3, deepseek3, harmony };
+
+// What a request may pass to the template beyond its messages (chat_template_kwargs).
+struct ChatRenderOptions {
+  // false, with a template that has the switch (Qwen3's), opens the reply with an empty thought
+  bool enable_thinking = true;
+  std::string reasoning_effort = "medium";  // gpt-oss: low, medium or high, written into its system message
+  std::string date;                         // gpt-oss's "Current date: YYYY-MM-DD"; empty: today (UTC)
+};
 
 class ChatTemplate {
  public:
@@ -67,7 +79,7 @@ class ChatTemplate {
   // message (index and role) that the family cannot render. enable_thinking false, with a template that has the
   // switch, opens the reply with an empty thought (<think>\n\n</think>\n\n), as Qwen3's template does.
   Result<std::string> render(std::span<const ChatMessage> messages, bool add_generation_prompt, SpecialTexts special,
-                             bool enable_thinking = true) const;
+                             const ChatRenderOptions& options = {}) const;
 
  private:
   explicit ChatTemplate(ChatFamily family, bool thinking_switch = false)

@@ -199,15 +199,32 @@ Result<ReasoningFormat> parse_reasoning_format(const json& body, ReasoningFormat
   return *format;
 }
 
+// gpt-oss's reasoning efforts (its template writes any string; these are the ones it was trained with).
+Result<std::string> reasoning_effort(const json& value, std::string_view field) {
+  if (value.is_string()) {
+    const std::string effort = value.get<std::string>();
+    if (effort == "low" || effort == "medium" || effort == "high") return effort;
+  }
+  return fail("{} must be low, medium or high, not {}", field, shown(value));
+}
+
 }  // namespace
 
-Result<bool> parse_chat_template_kwargs(const json& kwargs, std::string_view field, bool fallback) {
+Result<ChatRenderOptions> parse_chat_template_kwargs(const json& kwargs, std::string_view field,
+                                                     const ChatRenderOptions& fallback) {
   if (kwargs.is_null()) return fallback;
   if (!kwargs.is_object()) return fail("{} must be an object, not {}", field, shown(kwargs));
-  const auto it = kwargs.find("enable_thinking");
-  if (it == kwargs.end()) return fallback;
-  if (!it->is_boolean()) return fail("{}.enable_thinking must be true or false, not {}", field, shown(*it));
-  return it->get<bool>();
+  ChatRenderOptions options = fallback;
+  if (const auto it = kwargs.find("enable_thinking"); it != kwargs.end()) {
+    if (!it->is_boolean()) return fail("{}.enable_thinking must be true or false, not {}", field, shown(*it));
+    options.enable_thinking = it->get<bool>();
+  }
+  if (const auto it = kwargs.find("reasoning_effort"); it != kwargs.end()) {
+    auto effort = reasoning_effort(*it, fmt::format("{}.reasoning_effort", field));
+    if (!effort) return effort.error();
+    options.reasoning_effort = *effort;
+  }
+  return options;
 }
 
 Result<CompletionRequest> parse_completion_request(const json& body, Endpoint endpoint, const RequestLimits& limits,
@@ -243,12 +260,17 @@ Result<CompletionRequest> parse_completion_request(const json& body, Endpoint en
   auto reasoning = parse_reasoning_format(body, limits.reasoning_format);
   if (!reasoning) return reasoning.error();
   r.reasoning_format = *reasoning;
+  ChatRenderOptions template_options = limits.template_options;
+  if (const auto it = body.find("reasoning_effort"); it != body.end() && !it->is_null()) {  // OpenAI's field
+    auto effort = reasoning_effort(*it, "reasoning_effort");
+    if (!effort) return effort.error();
+    template_options.reasoning_effort = *effort;
+  }
   const auto kwargs = body.find("chat_template_kwargs");
-  auto thinking = kwargs == body.end()
-                      ? Result<bool>(limits.enable_thinking)
-                      : parse_chat_template_kwargs(*kwargs, "chat_template_kwargs", limits.enable_thinking);
-  if (!thinking) return thinking.error();
-  r.enable_thinking = *thinking;
+  auto options = kwargs == body.end() ? Result<ChatRenderOptions>(template_options)
+                                      : parse_chat_template_kwargs(*kwargs, "chat_template_kwargs", template_options);
+  if (!options) return options.error();
+  r.template_options = std::move(*options);
   auto stream = bool_field(body, "stream", false);
   if (!stream) return stream.error();
   r.stream = *stream;

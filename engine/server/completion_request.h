@@ -34,7 +34,7 @@ struct RequestLimits {
   std::optional<uint32_t> max_tokens{};      // the server's -n; absent: until end of generation or a full context
   std::shared_ptr<const Grammar> grammar{};  // the server's --grammar / --json-schema: for requests that bring none
   ReasoningFormat reasoning_format = ReasoningFormat::deepseek;  // the server's --reasoning-format
-  bool enable_thinking = true;  // the server's --chat-template-kwargs '{"enable_thinking": false}'
+  ChatRenderOptions template_options{};  // the server's --chat-template-kwargs ('{"enable_thinking": false}')
 };
 
 inline constexpr size_t kMaxPrompts = 64;  // completions to generate for one request: prompts x n
@@ -68,15 +68,16 @@ struct CompletionRequest {
   std::shared_ptr<const Grammar> grammar{};
   // chat: llama-server's reasoning_format, whether a reply's <think> part goes to reasoning_content
   ReasoningFormat reasoning_format = ReasoningFormat::deepseek;
-  // chat: chat_template_kwargs.enable_thinking; false opens the reply with an empty thought where the template has
-  // that switch (Qwen3's)
-  bool enable_thinking = true;
+  // chat: chat_template_kwargs (enable_thinking false opens the reply with an empty thought where the template has
+  // that switch, Qwen3's; reasoning_effort sets gpt-oss's), or the OpenAI field reasoning_effort
+  ChatRenderOptions template_options{};
 };
 
 // chat_template_kwargs (a request's, or the server's --chat-template-kwargs): an object whose enable_thinking, when
-// given, must be a boolean; other keys are left to templates that would read them, as llama-server leaves them.
-// Returns enable_thinking, or `fallback` when it is not given. Errors name `field`.
-Result<bool> parse_chat_template_kwargs(const nlohmann::json& kwargs, std::string_view field, bool fallback);
+// given, must be a boolean and whose reasoning_effort low, medium or high; other keys are left to templates that
+// would read them, as llama-server leaves them. What is not given keeps `fallback`'s value. Errors name `field`.
+Result<ChatRenderOptions> parse_chat_template_kwargs(const nlohmann::json& kwargs, std::string_view field,
+                                                     const ChatRenderOptions& fallback);
 
 // A "prompt" (or an embedding request's "input"): a string, an array of token ids, or an array of up to
 // `max_prompts` of those. Errors name `field` ("input[2] must not be empty").

@@ -26,12 +26,12 @@ void send_error(httplib::Response& res, int status, std::string_view message) {
 Result<json> json_body(const httplib::Request& req) { return parse_request_body(req.body); }
 
 Result<std::string> render_chat(const ServedModel& served, std::span<const ChatMessage> messages,
-                                bool add_generation_prompt, bool enable_thinking) {
+                                bool add_generation_prompt, const ChatRenderOptions& options) {
   if (!served.chat_template) return fail("{}", served.chat_template_error);
   const Tokenizer& tok = *served.tokenizer;
   const std::string bos = tok.bos() ? tok.token_to_piece(*tok.bos()) : "";
   const std::string eos = tok.eos() ? tok.token_to_piece(*tok.eos()) : "";
-  return served.chat_template->render(messages, add_generation_prompt, {.bos = bos, .eos = eos}, enable_thinking);
+  return served.chat_template->render(messages, add_generation_prompt, {.bos = bos, .eos = eos}, options);
 }
 
 Result<std::vector<int32_t>> tokens_of_text(const ServedModel& served, const std::string& text, std::string_view name) {
@@ -42,7 +42,7 @@ Result<std::vector<int32_t>> tokens_of_text(const ServedModel& served, const std
 
 Result<std::vector<std::vector<int32_t>>> prompt_tokens(const ServedModel& served, const CompletionRequest& request) {
   if (request.endpoint == Endpoint::chat) {
-    auto rendered = render_chat(served, request.messages, true, request.enable_thinking);
+    auto rendered = render_chat(served, request.messages, true, request.template_options);
     if (!rendered) return rendered.error();
     auto ids = tokens_of_text(served, *rendered, "prompt");
     if (!ids) return ids.error();
@@ -74,7 +74,7 @@ struct Progress {
   size_t index = 0;  // of the completion among the request's: prompt i's choice j is i * n + j
   bool want_logprobs = false;
   TextStream text;
-  ReasoningSplit reasoning;  // chat: the <think> part apart from the answer (none elsewhere)
+  ReasoningSplit reasoning;  // chat: the reasoning apart from the answer (none elsewhere)
   Usage usage;
   std::vector<GeneratedToken> pending_logprobs;  // since the last chunk (a whole reply: all of them)
   size_t logprob_offset = 0;
@@ -407,7 +407,11 @@ Progress progress_for(const CompletionRoute& route, const CompletionRequest& req
   p.want_logprobs = request.top_logprobs.has_value();
   p.return_tokens = request.return_tokens && !request.stream;  // llama-server's stream ends with []
   p.text = TextStream(request.stop);
-  if (header.endpoint == Endpoint::chat) p.reasoning = ReasoningSplit(request.reasoning_format);
+  if (header.endpoint == Endpoint::chat) {
+    const auto& chat = route.served->chat_template;
+    const bool harmony = chat && chat->family() == ChatFamily::harmony;
+    p.reasoning = ReasoningSplit(request.reasoning_format, harmony ? ReplySyntax::harmony : ReplySyntax::think_tags);
+  }
   p.usage.prompt_tokens = job.prompt.size();
   if (header.endpoint == Endpoint::native) {
     const ServedModel& served = *route.served;

@@ -38,10 +38,10 @@ Result<std::vector<int32_t>> tokens_of_text(const ServedModel& served, const std
 // "input" or "content").
 std::string prompt_name(size_t n_prompts, size_t i, std::string_view field = "prompt");
 
-// The messages in the model's chat template, with its BOS/EOS texts where the family writes them (enable_thinking:
-// chat_template_kwargs', ChatTemplate::render).
+// The messages in the model's chat template, with its BOS/EOS texts where the family writes them (options: the
+// request's chat_template_kwargs, ChatTemplate::render).
 Result<std::string> render_chat(const ServedModel& served, std::span<const ChatMessage> messages,
-                                bool add_generation_prompt, bool enable_thinking = true);
+                                bool add_generation_prompt, const ChatRenderOptions& options = {});
 
 // The request's body as a JSON object, or the client's error (parse_request_body, json_fields.h).
 Result<nlohmann::json> json_body(const httplib::Request& req);

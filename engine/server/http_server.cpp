@@ -259,7 +259,7 @@ void HttpServer::add_routes() {
     if (!request) return send_error(res, 400, request.error().message);
     const auto add_generation_prompt = bool_field(*body, "add_generation_prompt", true);
     if (!add_generation_prompt) return send_error(res, 400, add_generation_prompt.error().message);
-    auto prompt = render_chat(impl.served, request->messages, *add_generation_prompt, request->enable_thinking);
+    auto prompt = render_chat(impl.served, request->messages, *add_generation_prompt, request->template_options);
     if (!prompt) return send_error(res, 400, prompt.error().message);
     send_json(res, {{"prompt", *prompt}, {"template", impl.served.chat_template->name()}});
   });

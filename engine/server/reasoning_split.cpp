@@ -1,5 +1,7 @@
 #include "engine/server/reasoning_split.h"
 
+#include "engine/server/harmony_split.h"
+
 namespace infertune {
 namespace {
 
@@ -35,7 +37,16 @@ std::optional<ReasoningFormat> reasoning_format_from_name(std::string_view name)
   return std::nullopt;
 }
 
+ReasoningSplit::ReasoningSplit(ReasoningFormat format, ReplySyntax syntax)
+    : state_(format == ReasoningFormat::none ? State::answer : State::opening) {
+  if (format != ReasoningFormat::none && syntax == ReplySyntax::harmony) harmony_ = std::make_unique<HarmonySplit>();
+}
+ReasoningSplit::ReasoningSplit(ReasoningSplit&&) noexcept = default;
+ReasoningSplit& ReasoningSplit::operator=(ReasoningSplit&&) noexcept = default;
+ReasoningSplit::~ReasoningSplit() = default;
+
 SplitText ReasoningSplit::push(std::string_view text) {
+  if (harmony_) return harmony_->push(text);
   held_ += text;
   SplitText out;
   step(out);
@@ -43,6 +54,7 @@ SplitText ReasoningSplit::push(std::string_view text) {
 }
 
 SplitText ReasoningSplit::finish(std::string_view last) {
+  if (harmony_) return harmony_->finish(last);
   SplitText out = push(last);
   switch (state_) {
     case State::opening:  // whitespace, or the start of a <think> that never came: the answer's text

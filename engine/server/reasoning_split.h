@@ -12,6 +12,7 @@
 //
 // push() holds back what may still turn out to be a tag or whitespace to trim (at most a few bytes), so the
 // streamed pieces concatenate to what the whole text splits into.
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,10 +30,18 @@ struct SplitText {
   std::string content;
 };
 
+// How a model marks its reasoning: <think>...</think> (Qwen3, DeepSeek-R1), or gpt-oss's harmony channels
+// (harmony_split.h).
+enum class ReplySyntax { think_tags, harmony };
+
+class HarmonySplit;
+
 class ReasoningSplit {
  public:
-  explicit ReasoningSplit(ReasoningFormat format = ReasoningFormat::none)
-      : state_(format == ReasoningFormat::none ? State::answer : State::opening) {}
+  explicit ReasoningSplit(ReasoningFormat format = ReasoningFormat::none, ReplySyntax syntax = ReplySyntax::think_tags);
+  ReasoningSplit(ReasoningSplit&&) noexcept;
+  ReasoningSplit& operator=(ReasoningSplit&&) noexcept;
+  ~ReasoningSplit();
 
   SplitText push(std::string_view text);
   // The reply's last piece and what was held back.
@@ -50,6 +59,7 @@ class ReasoningSplit {
 
   State state_;
   std::string held_;  // text not yet given out: a possible tag, or whitespace that may be trimmed
+  std::unique_ptr<HarmonySplit> harmony_;  // set: the reply is in harmony's syntax, split there
 };
 
 }  // namespace infertune

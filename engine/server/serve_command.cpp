@@ -187,12 +187,12 @@ struct Running {
   uint32_t n_slots = 0;  // the scheduler's (-np)
 };
 
-// --chat-template-kwargs' enable_thinking (true when the flag is absent or does not name it).
-Result<bool> server_enable_thinking(const std::string& kwargs_json) {
-  if (kwargs_json.empty()) return true;
+// --chat-template-kwargs' options (the defaults where the flag is absent or does not name them).
+Result<ChatRenderOptions> server_template_options(const std::string& kwargs_json) {
+  if (kwargs_json.empty()) return ChatRenderOptions{};
   const auto kwargs = nlohmann::json::parse(kwargs_json, nullptr, false);
   if (kwargs.is_discarded()) return fail("--chat-template-kwargs: not JSON: {}", kwargs_json);
-  return parse_chat_template_kwargs(kwargs, "--chat-template-kwargs", true);
+  return parse_chat_template_kwargs(kwargs, "--chat-template-kwargs", {});
 }
 
 Result<Pooling> serve_pooling(const ServeFlags& flags, const Model& model) {
@@ -281,7 +281,7 @@ Result<Running> load(const ServeFlags& flags, ServerMetrics& metrics, ServedMode
                                                      : std::optional<uint32_t>(static_cast<uint32_t>(flags.n_predict))};
   served.limits.grammar = *grammar;
   served.limits.reasoning_format = *reasoning_format_from_name(flags.reasoning_format);  // checked by the flag
-  served.limits.enable_thinking = *server_enable_thinking(flags.chat_template_kwargs);   // checked by the flag
+  served.limits.template_options = *server_template_options(flags.chat_template_kwargs);  // checked by the flag
   if (bidirectional) {
     served.completions_refused =
         "the model's attention is bidirectional (attention.causal = false): this server computes embeddings only";
@@ -421,10 +421,11 @@ void add_serve_command(Subcommands& commands) {
       });
   app->add_option("--chat-template-kwargs", flags->chat_template_kwargs,
                   "JSON object of chat template arguments, the default of requests' chat_template_kwargs: "
-                  "'{\"enable_thinking\": false}' opens Qwen3's replies with an empty thought")
+                  "'{\"enable_thinking\": false}' opens Qwen3's replies with an empty thought, "
+                  "'{\"reasoning_effort\": \"high\"}' sets gpt-oss's")
       ->check([](const std::string& text) {
-        auto thinking = server_enable_thinking(text);
-        return thinking ? std::string() : thinking.error().message;
+        auto options = server_template_options(text);
+        return options ? std::string() : options.error().message;
       });
   add_sampling_flags(*app, flags->sampling);
   add_grammar_flags(*app, flags->grammar);

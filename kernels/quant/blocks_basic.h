@@ -8,14 +8,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include "kernels/quant/block_io.h"
 
 #include "kernels/half.h"
+#include "kernels/quant/block_io.h"
 
 namespace infertune::basic_quant {
 
-inline constexpr int kBlock =
-    32;  // values per block: QK4_0 = QK4_1 = QK5_0 = QK5_1 = QK8_0 = QK8_1 = QK4_NL = QK_MXFP4
+// Values per block: QK4_0 = QK4_1 = QK5_0 = QK5_1 = QK8_0 = QK8_1 = QK4_NL = QK_MXFP4.
+inline constexpr int kBlock = 32;
 inline constexpr int kSuperBlock = 256;  // values per IQ4_XS block (QK_K)
 
 // Nibble order shared by the 4-bit formats: qs[j] holds value j in its low nibble and value j + 16 in its

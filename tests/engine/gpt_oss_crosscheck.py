@@ -20,6 +20,7 @@ TINY_GPT_OSS = ["--arch", "gpt-oss", "--preset", "tiny"]
 MODELS = [
     ("gpt-oss-tiny-f32", [*TINY_GPT_OSS, "--type", "f32"], True),
     ("gpt-oss-tiny-q8_0", [*TINY_GPT_OSS, "--type", "q8_0"], False),
+    ("gpt-oss-tiny-mxfp4_moe", [*TINY_GPT_OSS, "--type", "mxfp4_moe"], False),
 ]
 
 if __name__ == "__main__":

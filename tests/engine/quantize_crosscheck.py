@@ -3,8 +3,8 @@
 input: for every file type, and for --pure, --output-tensor-type, --token-embedding-type, --leave-output-tensor and
 --allow-requantize, every tensor must have llama.cpp's type and exactly its bytes, and the metadata must hold the
 same keys and values. Inputs: the F32 llama and qwen2 fixtures, and synthetic F16/BF16 models that reach the mixes'
-per-layer rules (16 layers) and the fallbacks for rows that do not fit a 256-value block (width 320), and a qwen3
-(its per-head norms among the tensors).
+per-layer rules (16 layers) and the fallbacks for rows that do not fit a 256-value block (width 320), a qwen3
+(its per-head norms among the tensors), and mixtures of experts (qwen3moe, Mixtral, qwen2moe, gpt-oss).
 
 usage: quantize_crosscheck.py INFERTUNE FIXTURES_DIR WORKDIR
 Exits 77 (skipped) when llama_cpp or gguf cannot be imported."""
@@ -49,7 +49,9 @@ def main():
                        # Experts: 3-D tensors, the f32 router, and Mixtral's (8 experts) attention rules.
                        ("qwen3moe-f16", ["--arch", "qwen3moe", "--preset", "tiny", "--type", "f16"]),
                        ("mixtral-f16", ["--preset", "tiny", "--experts", "8", "--type", "f16"]),
-                       ("qwen2moe-f16", ["--arch", "qwen2moe", "--preset", "tiny", "--type", "f16"])]:
+                       ("qwen2moe-f16", ["--arch", "qwen2moe", "--preset", "tiny", "--type", "f16"]),
+                       # gpt-oss: biases (2-D for the experts) and sinks, which stay f32.
+                       ("gpt-oss-f16", ["--arch", "gpt-oss", "--preset", "tiny", "--type", "f16"])]:
         path = os.path.join(work, f"{name}.gguf")
         subprocess.run([infertune, "synth", *args, "-o", path], check=True, capture_output=True)
         sources.append(path)

@@ -5,7 +5,7 @@
 // Input encoding (seeds can be written by hand with printf):
 //   byte 0, flags: bit 0 add_generation_prompt; bit 1 the template is field 0 given to from_jinja, else
 //     from_name; bits 2..4, by name: 0..6 the family chatml, llama3, mistral, llama2, gemma, phi3, deepseek3
-//     (the ChatFamily order), 7 field 0 as the name (normally an unknown one); bits 5..7: 7 repeats the
+//     (the ChatFamily order), 7 field 0 as the name (an unknown one, or "gpt-oss"); bits 5..7: 7 repeats the
 //     message list 128 times (at most 1024 messages and 64 KiB of content), 6 16 times, others once.
 //   then fields separated by 0x1E (ASCII RS): field 0 the Jinja source or name (ignored for names 0..5),
 //     field 1 the BOS text, field 2 the EOS text, every later field one message: a first byte 's', 'u', 'a'
@@ -18,19 +18,23 @@
 //   - nothing crashes, hangs or over-allocates (ASan/UBSan, -rss_limit_mb, -timeout);
 //   - from_jinja picks the first family, in chat_template.cpp's order, whose markers all occur in the
 //     source, and fails (naming --chat-template and the family names) when none does; from_name knows
-//     exactly the seven names and its error lists them; from_name(t.name()) gives t's family;
+//     exactly the eight names and its error lists them; from_name(t.name()) gives t's family;
 //   - render is deterministic;
 //   - render fails exactly when the family cannot render the conversation: no messages; a role other
 //     than system/user/assistant (phi3, deepseek3); after an optional leading system message, roles not alternating
-//     user, assistant, ... (mistral, llama2, gemma); every error message is non-empty and names the
+//     user, assistant, ... (mistral, llama2, gemma); after an optional leading system or developer message, a
+//     role other than user/assistant (gpt-oss); every error message is non-empty and names the
 //     offending message as "messages[i]" and its role;
 //   - a successful render has every message's content in order: verbatim (chatml, phi3, mistral; the
 //     system message of llama2 and gemma, deepseek3) or trimmed of ASCII whitespace (llama3; user and assistant
 //     turns of llama2 and gemma); the [INST] and gemma families drop a system message with no turn after it,
-//     as their Jinja templates do; chatml, llama3 and deepseek3 are exactly their documented format;
-//   - it is linear in the input: at most the contents, roles, BOS/EOS and a few dozen bytes per message;
-//   - add_generation_prompt appends exactly the assistant header (chatml, llama3, gemma, deepseek3) or changes
-//     nothing (mistral, llama2, phi3, whose reply opens after the user's turn); without it, chatml,
+//     as their Jinja templates do; chatml, llama3 and deepseek3 are exactly their documented format, and gpt-oss
+//     after its fixed system message (which carries today's date);
+//   - it is linear in the input: at most the contents, roles, BOS/EOS and a few dozen bytes per message (and
+//     gpt-oss's system message);
+//   - add_generation_prompt appends exactly the assistant header (chatml, llama3, gemma, deepseek3, and gpt-oss
+//     where the last message is not an assistant's) or changes nothing (mistral, llama2, phi3, whose reply opens
+//     after the user's turn); without it, chatml,
 //     llama3 and gemma end with their end-of-turn marker; a last user turn ends with " [/INST]" (mistral,
 //     llama2) or "<|end|>\n<|assistant|>\n" (phi3).
 #include <algorithm>
@@ -58,8 +62,9 @@ struct Family {
   std::string_view name;
   std::array<std::string_view, 2> markers;
 };
-constexpr std::array<Family, 7> kOrder = {{
+constexpr std::array<Family, 8> kOrder = {{
     {ChatFamily::chatml, "chatml", {"<|im_start|>", ""}},
+    {ChatFamily::harmony, "gpt-oss", {"<|start|>", "<|channel|>"}},
     {ChatFamily::deepseek3, "deepseek3", {"<｜User｜>", "<｜Assistant｜>"}},
     {ChatFamily::llama3, "llama3", {"<|start_header_id|>", "<|eot_id|>"}},
     {ChatFamily::gemma, "gemma", {"<start_of_turn>", ""}},
@@ -70,6 +75,8 @@ constexpr std::array<Family, 7> kOrder = {{
 // By name, in ChatFamily order.
 constexpr std::array<std::string_view, 7> kNames = {"chatml", "llama3", "mistral",  "llama2",
                                                     "gemma",  "phi3",   "deepseek3"};
+constexpr std::string_view kHarmonyName = "gpt-oss";  // reached by name through field 0 (selector 7)
+constexpr size_t kHarmonySystemBytes = 512;            // its fixed system message: identity, date, channels
 
 constexpr char kFieldSeparator = '\x1e';
 constexpr char kRoleSeparator = '\x1f';
@@ -123,6 +130,11 @@ std::optional<size_t> expected_error(ChatFamily f, const std::vector<ChatMessage
       const std::string& r = messages[i].role;
       if (r != "system" && r != "user" && r != "assistant") return i;
     }
+  } else if (f == ChatFamily::harmony) {
+    const size_t first = messages[0].role == "system" || messages[0].role == "developer" ? 1 : 0;
+    for (size_t i = first; i < messages.size(); ++i) {
+      if (messages[i].role != "user" && messages[i].role != "assistant") return i;
+    }
   } else if (alternating_family(f)) {
     const size_t first = messages[0].role == "system" ? 1 : 0;
     for (size_t i = first; i < messages.size(); ++i) {
@@ -142,9 +154,31 @@ std::string_view generation_header(ChatFamily f) {
       return "<start_of_turn>model\n";
     case ChatFamily::deepseek3:
       return "<｜Assistant｜>";
+    case ChatFamily::harmony:
+      return "<|start|>assistant";
     default:
       return "";
   }
+}
+
+// gpt-oss after its system message, without the generation prompt.
+std::string harmony_format(const std::vector<ChatMessage>& messages) {
+  std::string out;
+  size_t first = 0;
+  if (messages[0].role == "system" || messages[0].role == "developer") {
+    out.append("<|start|>developer<|message|># Instructions\n\n").append(messages[0].content).append("<|end|>");
+    first = 1;
+  }
+  for (size_t i = first; i < messages.size(); ++i) {
+    const ChatMessage& m = messages[i];
+    if (m.role == "user") {
+      out.append("<|start|>user<|message|>").append(m.content).append("<|end|>");
+    } else {
+      out.append("<|start|>assistant<|channel|>final<|message|>").append(m.content);
+      out.append(i + 1 == messages.size() ? "<|return|>" : "<|end|>");
+    }
+  }
+  return out;
 }
 
 std::string exact_format(ChatFamily f, const std::vector<ChatMessage>& messages) {
@@ -203,7 +237,7 @@ void check_render(const ChatTemplate& t, const std::vector<ChatMessage>& message
   }
 
   const std::string& text = *out;
-  size_t bound = 64 + special.bos.size();
+  size_t bound = 64 + special.bos.size() + (f == ChatFamily::harmony ? kHarmonySystemBytes : 0);
   for (const ChatMessage& m : messages)
     bound += m.role.size() + m.content.size() + special.bos.size() + special.eos.size() + 64;
   check(text.size() <= bound, "the render is larger than linear in its input");
@@ -214,6 +248,20 @@ void check_render(const ChatTemplate& t, const std::vector<ChatMessage>& message
   const std::string& with = generation ? text : *other;
   const std::string& without = generation ? *other : text;
   const std::string_view header = generation_header(f);
+  if (f == ChatFamily::harmony) {
+    // Its system message carries today's date; past it, the messages are exactly the documented format.
+    const std::string_view prefix = "<|start|>system<|message|>You are ChatGPT";
+    const size_t system_end = with.find("<|end|>");
+    check(with.starts_with(prefix) && system_end != std::string::npos, "gpt-oss render does not open with its system");
+    const std::string_view rest = std::string_view(with).substr(system_end + 7);
+    const std::string body = harmony_format(messages);
+    // With the header, a last assistant turn ends with <|end|> (the reply follows), not <|return|>.
+    std::string with_body = body;
+    if (messages.back().role == "assistant") with_body.replace(with_body.size() - 10, 10, "<|end|>");
+    check(rest == with_body + std::string(header), "gpt-oss render differs from the documented format");
+    check(std::string_view(without).substr(system_end + 7) == body, "gpt-oss render without the header differs");
+    return;
+  }
   check(with.size() == without.size() + header.size() && with.starts_with(without) && with.ends_with(header),
         "add_generation_prompt does not append exactly the assistant header");
 
@@ -240,6 +288,8 @@ void check_render(const ChatTemplate& t, const std::vector<ChatMessage>& message
             "phi3: a last user turn does not open the reply");
       check(last_role == "user" || without.ends_with("<|end|>\n"), "phi3: a last turn does not end with <|end|>");
       break;
+    case ChatFamily::harmony:
+      break;  // checked above
   }
 }
 
@@ -277,7 +327,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } else {
     const std::string_view name = selector < kNames.size() ? kNames[selector] : source;
     auto found = ChatTemplate::from_name(name);
-    const bool known = std::find(kNames.begin(), kNames.end(), name) != kNames.end();
+    const bool known = std::find(kNames.begin(), kNames.end(), name) != kNames.end() || name == kHarmonyName;
     check(found.ok() == known, "from_name accepted an unknown name or refused a known one");
     if (!found) {
       check(found.error().message.find(ChatTemplate::names()) != std::string::npos, "from_name's error lists no names");

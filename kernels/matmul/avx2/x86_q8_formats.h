@@ -209,11 +209,16 @@ struct Iq4NlFormat {
 
 // MXFP4 (17 bytes: E8M0 e, qs[16]): value mxfp4_scale(e) * kMxfp4Values[q]. The codebook's magnitudes are at
 // most 12, so its values plus 12 are unsigned codes small enough for every Isa's byte dot (maddubs too).
-inline __m256i mxfp4_table() {
-  alignas(16) uint8_t shifted[16];
-  for (int i = 0; i < 16; ++i) shifted[i] = static_cast<uint8_t>(basic_quant::kMxfp4Values[i] + 12);
-  return _mm256_broadcastsi128_si256(load128(shifted));
-}
+// The codebook plus 12, in both 128-bit lanes for the byte shuffle.
+alignas(16) inline constexpr uint8_t kMxfp4ShiftedCodes[16] = {12, 13, 14, 15, 16, 18, 20, 24,
+                                                               12, 11, 10, 9,  8,  6,  4,  0};
+static_assert([] {
+  for (int i = 0; i < 16; ++i) {
+    if (kMxfp4ShiftedCodes[i] != basic_quant::kMxfp4Values[i] + 12) return false;
+  }
+  return true;
+}());
+inline __m256i mxfp4_table() { return _mm256_broadcastsi128_si256(load128(kMxfp4ShiftedCodes)); }
 
 struct Mxfp4Format {
   static constexpr size_t kBytes = 17;

@@ -97,13 +97,49 @@ TEST(ChatTemplate, EnableThinkingFalseOpensQwen3sReplyWithAnEmptyThought) {
       "{{- '<think>\\n\\n</think>\\n\\n' }}{%- endif %}");
   ASSERT_TRUE(qwen3.ok());
   EXPECT_TRUE(qwen3->has_thinking_switch());
-  EXPECT_EQ(*qwen3->render(hi, true, {}, false),
+  EXPECT_EQ(*qwen3->render(hi, true, {}, {.enable_thinking = false}),
             "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n");
-  EXPECT_EQ(*qwen3->render(hi, true, {}, true), "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+  EXPECT_EQ(*qwen3->render(hi, true, {}, {.enable_thinking = true}),
+            "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
   auto qwen25 = ChatTemplate::from_jinja("{{'<|im_start|>' + message['role']}}");
   ASSERT_TRUE(qwen25.ok());
   EXPECT_FALSE(qwen25->has_thinking_switch());
-  EXPECT_EQ(*qwen25->render(hi, true, {}, false), "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+  EXPECT_EQ(*qwen25->render(hi, true, {}, {.enable_thinking = false}),
+            "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+}
+
+// gpt-oss's harmony template (its markers <|start|> and <|channel|>): the system message with the date and reasoning
+// effort, a system message as the developer's instructions, earlier replies on the final channel, then the open
+// assistant header. The expected text is that of the model's Jinja template, rendered by hand.
+TEST(ChatTemplate, GptOssRendersHarmonyMessages) {
+  auto t = ChatTemplate::from_jinja("{{- \"<|start|>system<|message|>\" }} ... {{- \"<|channel|>final\" }}");
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->family(), ChatFamily::harmony);
+  EXPECT_EQ(t->name(), "gpt-oss");
+  const std::vector<ChatMessage> chat = {
+      {"system", "Be brief."}, {"user", "Hi"}, {"assistant", "Hello."}, {"user", "2+2?"}};
+  const std::string system =
+      "<|start|>system<|message|>You are ChatGPT, a large language model trained by OpenAI.\n"
+      "Knowledge cutoff: 2024-06\nCurrent date: 2026-12-06\n\nReasoning: high\n\n"
+      "# Valid channels: analysis, commentary, final. Channel must be included for every message.<|end|>";
+  EXPECT_EQ(*t->render(chat, true, {}, {.reasoning_effort = "high", .date = "2026-12-06"}),
+            system +
+                "<|start|>developer<|message|># Instructions\n\nBe brief.<|end|>"
+                "<|start|>user<|message|>Hi<|end|>"
+                "<|start|>assistant<|channel|>final<|message|>Hello.<|end|>"
+                "<|start|>user<|message|>2+2?<|end|><|start|>assistant");
+  // Without a generation prompt a last reply ends with <|return|>, as the template writes a training transcript.
+  const std::vector<ChatMessage> done = {{"user", "Hi"}, {"assistant", "Hello."}};
+  EXPECT_THAT(*t->render(done, false, {}), ::testing::EndsWith("<|channel|>final<|message|>Hello.<|return|>"));
+  EXPECT_THAT(*t->render(done, false, {}), ::testing::HasSubstr("Reasoning: medium"));  // the template's default
+  auto tool = t->render(std::vector<ChatMessage>{{"user", "a"}, {"tool", "42"}}, true, {});
+  ASSERT_FALSE(tool.ok());
+  EXPECT_THAT(tool.error().message, HasSubstr("messages[1]: role 'tool' is not one the gpt-oss chat template"));
+  // A file without a template: the harmony tokens in the vocabulary name the family.
+  auto by_tokens = ChatTemplate::from_vocabulary(
+      [](std::string_view token) { return token == "<|start|>" || token == "<|channel|>" || token == "<|end|>"; });
+  ASSERT_TRUE(by_tokens.has_value());
+  EXPECT_EQ(by_tokens->family(), ChatFamily::harmony);
 }
 
 TEST(ChatTemplate, RolesThatDoNotAlternateAreErrorsNamingTheMessage) {

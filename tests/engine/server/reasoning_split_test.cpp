@@ -119,14 +119,23 @@ TEST(ReasoningSplit, ChatTemplateKwargsSwitchThinkingOffOrAreRefusedNamingTheFie
     if (!kwargs.is_discarded()) body["chat_template_kwargs"] = kwargs;
     return parse_completion_request(body, Endpoint::chat, limits);
   };
-  EXPECT_TRUE(request(json(json::value_t::discarded))->enable_thinking);
-  EXPECT_FALSE(request({{"enable_thinking", false}})->enable_thinking);
-  EXPECT_TRUE(request({{"other", 1}})->enable_thinking);  // left to templates that read it
-  limits.enable_thinking = false;                         // the server's --chat-template-kwargs
-  EXPECT_FALSE(request(json(json::value_t::discarded))->enable_thinking);
-  EXPECT_TRUE(request({{"enable_thinking", true}})->enable_thinking);
+  const auto thinking = [&](const json& kwargs) { return request(kwargs)->template_options.enable_thinking; };
+  EXPECT_TRUE(thinking(json(json::value_t::discarded)));
+  EXPECT_FALSE(thinking({{"enable_thinking", false}}));
+  EXPECT_TRUE(thinking({{"other", 1}}));           // left to templates that read it
+  limits.template_options.enable_thinking = false;  // the server's --chat-template-kwargs
+  EXPECT_FALSE(thinking(json(json::value_t::discarded)));
+  EXPECT_TRUE(thinking({{"enable_thinking", true}}));
   EXPECT_EQ(request({{"enable_thinking", "no"}}).error().message,
             "chat_template_kwargs.enable_thinking must be true or false, not \"no\"");
+  // gpt-oss's reasoning effort, from chat_template_kwargs or OpenAI's top-level field.
+  EXPECT_EQ(request({{"reasoning_effort", "high"}})->template_options.reasoning_effort, "high");
+  EXPECT_EQ(request(json(json::value_t::discarded))->template_options.reasoning_effort, "medium");
+  auto top_level = parse_completion_request({{"messages", messages}, {"reasoning_effort", "low"}}, Endpoint::chat, limits);
+  ASSERT_TRUE(top_level);
+  EXPECT_EQ(top_level->template_options.reasoning_effort, "low");
+  EXPECT_EQ(request({{"reasoning_effort", "max"}}).error().message,
+            "chat_template_kwargs.reasoning_effort must be low, medium or high, not \"max\"");
   EXPECT_EQ(request(json::array({1})).error().message, "chat_template_kwargs must be an object, not an array");
 }
 
