@@ -139,6 +139,7 @@ std::vector<WeightMatrix>* expert_slot(ModelWeights& w, const TensorSpec& spec) 
 Result<std::vector<WeightMatrix>> bind_experts(const GgufFile& file, const TensorSpec& spec) {
   auto stack = bind_matrix(file, spec);
   if (!stack) return stack.error();
+  if (Status s = check_matmul_type(*stack); !s) return s.error();  // one type for the whole stack
   const uint64_t n_expert = spec.dims.size() > 2 ? spec.dims[2] : 1;
   const size_t expert_bytes = stack->data.size() / n_expert;
   std::vector<WeightMatrix> experts;
@@ -147,7 +148,6 @@ Result<std::vector<WeightMatrix>> bind_experts(const GgufFile& file, const Tenso
     WeightMatrix m = *stack;
     m.name = fmt::format("{} (expert {})", stack->name, e);
     m.data = stack->data.subspan(e * expert_bytes, expert_bytes);
-    if (Status s = check_matmul_type(m); !s) return s.error();
     experts.push_back(std::move(m));
   }
   return experts;

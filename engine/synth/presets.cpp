@@ -175,6 +175,19 @@ Status apply_expert_overrides(ModelConfig& c, const ShapeOverrides& o) {
   return {};
 }
 
+// A head size of n_embd / n_head must be whole and even (rope rotates pairs).
+Status check_head_split(const ModelConfig& c, const ShapeOverrides& o) {
+  if (c.n_embd % c.n_head != 0) {
+    return fail("{} is not divisible by {} (the head size must be whole)", describe("--dim", o.n_embd, c.n_embd),
+                describe("--heads", o.n_head, c.n_head));
+  }
+  if (c.n_embd / c.n_head % 2 != 0) {
+    return fail("{} / {} gives an odd head size {}: rotary embeddings need an even one",
+                describe("--dim", o.n_embd, c.n_embd), describe("--heads", o.n_head, c.n_head), c.n_embd / c.n_head);
+  }
+  return {};
+}
+
 Result<ModelConfig> apply_overrides(ModelConfig c, const ShapeOverrides& o) {
   if (Status s = check_nonzero(o); !s) return s.error();
   c.n_embd = o.n_embd.value_or(c.n_embd);
@@ -189,20 +202,14 @@ Result<ModelConfig> apply_overrides(ModelConfig c, const ShapeOverrides& o) {
     return fail("{} does not divide {} (each KV head serves a whole number of query heads)",
                 describe("--kv-heads", o.n_head_kv, c.n_head_kv), describe("--heads", o.n_head, c.n_head));
   }
-  if (c.n_embd % c.n_head != 0) {
-    return fail("{} is not divisible by {} (the head size must be whole)", describe("--dim", o.n_embd, c.n_embd),
-                describe("--heads", o.n_head, c.n_head));
-  }
-  if (c.n_embd / c.n_head % 2 != 0) {
-    return fail("{} / {} gives an odd head size {}: rotary embeddings need an even one",
-                describe("--dim", o.n_embd, c.n_embd), describe("--heads", o.n_head, c.n_head), c.n_embd / c.n_head);
-  }
   if (c.n_vocab < kSynthMinVocab) {
     return fail("--vocab {}: the synthetic vocabulary needs at least {} tokens (3 special + 256 byte tokens)",
                 c.n_vocab, kSynthMinVocab);
   }
-  // A preset's own head size (gemma3's is not n_embd / n_head) holds until --dim or --heads changes the shape.
+  // A preset's own head size (gemma3's, qwen3's and gpt-oss's are not n_embd / n_head) holds until --dim or --heads
+  // changes the shape.
   if (o.n_embd || o.n_head || c.head_dim == 0) {
+    if (Status s = check_head_split(c, o); !s) return s.error();
     c.head_dim = c.n_embd / c.n_head;
     c.head_dim_v = c.head_dim;
     c.n_rot = c.head_dim;

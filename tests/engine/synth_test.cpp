@@ -159,6 +159,19 @@ TEST(SynthPresets, ExpertsMakeAMixtureOfExperts) {
   EXPECT_EQ(expected_tensors(a3b).size(), 579u);  // the published Qwen3-30B-A3B GGUF has 579 tensors
   EXPECT_EQ(param_count(a3b), 30'532'122'624u);   // and its checkpoint 30.5 B parameters
 
+  // gpt-oss-20b: 64-wide heads that n_embd / n_head (45) is not, sinks and biases; the published GGUF has 459
+  // tensors and the checkpoint 20.9 B parameters. --layers keeps the preset's head size.
+  const ModelConfig oss = preset_config("gpt-oss-20b");
+  EXPECT_EQ(oss.arch, ModelArch::GptOss);
+  EXPECT_EQ(oss.head_dim, 64u);
+  EXPECT_EQ(oss.sliding_window, 128u);
+  EXPECT_EQ(expected_tensors(oss).size(), 459u);
+  EXPECT_GT(param_count(oss), 20'800'000'000u);
+  EXPECT_LT(param_count(oss), 21'000'000'000u);
+  auto cut = resolve_synth_model(std::nullopt, std::string("gpt-oss-20b"), shape({{"layers", 4}}));
+  ASSERT_TRUE(cut.ok()) << cut.error().message;
+  EXPECT_EQ(cut->config.head_dim, 64u);
+
   auto mixtral = resolve_synth_model(std::string("llama"), std::string("tiny"), shape({{"experts", 8}}));
   ASSERT_TRUE(mixtral.ok()) << mixtral.error().message;
   EXPECT_EQ(mixtral->config.n_expert_used, 2u);  // Mixtral's, when not given
