@@ -43,7 +43,9 @@ void add_expert_biases(std::span<float> rows, const ExpertRoutes& routes, std::s
 }
 
 // gpt-oss's experts use its clamped SwiGLU; the others plain SwiGLU.
-GateKind expert_gate(const ModelConfig& c) { return c.arch == ModelArch::GptOss ? GateKind::swiglu_oai : GateKind::silu; }
+GateKind expert_gate(const ModelConfig& c) {
+  return c.arch == ModelArch::GptOss ? GateKind::swiglu_oai : GateKind::silu;
+}
 
 // proj[t] += sigmoid(gate_inp_shexp . xn[t]) * SwiGLU_shared(xn[t]) (qwen2moe), through scratch.expert_out.
 Status add_shared_expert(const ParallelFor& threads, const LayerWeights& layer, const ModelConfig& c, ForwardScratch& s,

@@ -2,8 +2,8 @@
 // The feed-forward of a mixture-of-experts block (qwen3moe, qwen2moe, gpt-oss, llama with experts as Mixtral):
 //   proj[t] = sum over the experts e the router picks for token t of  g[t][e] * SwiGLU_e(xn[t])
 // where g are the router's weights (engine/arch/expert_routing.h). gpt-oss adds biases to the router's logits and
-// to each expert's three products, and gates with its clamped SwiGLU (kernels/ops/elementwise.h). Each expert's matrices run once per batch,
-// over the rows of the tokens routed to it, gathered together.
+// to each expert's three products, and gates with its clamped SwiGLU (kernels/ops/elementwise.h). Each expert's
+// matrices run once per batch, over the rows of the tokens routed to it, gathered together.
 #include <cstddef>
 
 #include "engine/arch/forward.h"

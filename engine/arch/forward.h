@@ -83,10 +83,10 @@ struct ForwardBatch {
 // KvUbatch group lists: its sequence's, up to its position) and the requested logits.
 using ArchForwardFn = Status (*)(const ForwardPass& pass, const ForwardBatch& batch);
 
-Status forward_llama(const ForwardPass& pass, const ForwardBatch& batch);   // engine/arch/llama.cpp
-Status forward_qwen2(const ForwardPass& pass, const ForwardBatch& batch);   // engine/arch/qwen2.cpp
-Status forward_gemma3(const ForwardPass& pass, const ForwardBatch& batch);  // engine/arch/gemma3.cpp
-Status forward_qwen3(const ForwardPass& pass, const ForwardBatch& batch);   // engine/arch/qwen3.cpp
+Status forward_llama(const ForwardPass& pass, const ForwardBatch& batch);    // engine/arch/llama.cpp
+Status forward_qwen2(const ForwardPass& pass, const ForwardBatch& batch);    // engine/arch/qwen2.cpp
+Status forward_gemma3(const ForwardPass& pass, const ForwardBatch& batch);   // engine/arch/gemma3.cpp
+Status forward_qwen3(const ForwardPass& pass, const ForwardBatch& batch);    // engine/arch/qwen3.cpp
 Status forward_gpt_oss(const ForwardPass& pass, const ForwardBatch& batch);  // engine/arch/gpt_oss.cpp
 
 // The forward pass of an architecture (null for none).

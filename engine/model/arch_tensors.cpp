@@ -45,7 +45,8 @@ constexpr TensorTemplate kAttnVBias{"attn_v.bias", TensorRole::AttnVBias, Dim::V
 constexpr std::array kLlamaAttention = {kAttnNorm, kAttnQ, kAttnK, kAttnV, kAttnOutput};
 
 // qwen2: biases on Q, K and V (written right after the V weight).
-constexpr std::array kQwen2Attention = {kAttnNorm, kAttnQ, kAttnK, kAttnV, kAttnQBias, kAttnKBias, kAttnVBias, kAttnOutput};
+constexpr std::array kQwen2Attention = {kAttnNorm,  kAttnQ,     kAttnK,     kAttnV,
+                                        kAttnQBias, kAttnKBias, kAttnVBias, kAttnOutput};
 
 // gpt-oss: biases on every projection, and a sink logit per query head.
 constexpr std::array kGptOssAttention = {

@@ -31,24 +31,24 @@ struct WeightMatrix {
 };
 
 struct LayerWeights {
-  std::vector<float> attn_norm;       // [n_embd]
-  WeightMatrix attn_q;                // [n_head * head_dim][n_embd]
-  WeightMatrix attn_k;                // [n_head_kv * head_dim][n_embd]
-  WeightMatrix attn_v;                // [n_head_kv * head_dim_v][n_embd]
-  std::vector<float> attn_q_bias;     // [n_head * head_dim], empty when absent
-  std::vector<float> attn_k_bias;     // [n_head_kv * head_dim], empty when absent
-  std::vector<float> attn_v_bias;     // [n_head_kv * head_dim_v], empty when absent
-  std::vector<float> attn_q_norm;     // [head_dim], empty when absent (gemma3)
-  std::vector<float> attn_k_norm;     // [head_dim], empty when absent (gemma3)
-  WeightMatrix attn_output;           // [n_embd][n_head * head_dim_v]
+  std::vector<float> attn_norm;         // [n_embd]
+  WeightMatrix attn_q;                  // [n_head * head_dim][n_embd]
+  WeightMatrix attn_k;                  // [n_head_kv * head_dim][n_embd]
+  WeightMatrix attn_v;                  // [n_head_kv * head_dim_v][n_embd]
+  std::vector<float> attn_q_bias;       // [n_head * head_dim], empty when absent
+  std::vector<float> attn_k_bias;       // [n_head_kv * head_dim], empty when absent
+  std::vector<float> attn_v_bias;       // [n_head_kv * head_dim_v], empty when absent
+  std::vector<float> attn_q_norm;       // [head_dim], empty when absent (gemma3)
+  std::vector<float> attn_k_norm;       // [head_dim], empty when absent (gemma3)
+  WeightMatrix attn_output;             // [n_embd][n_head * head_dim_v]
   std::vector<float> attn_output_bias;  // [n_embd], empty when absent (gpt-oss)
   std::vector<float> attn_sinks;        // [n_head] softmax sink logits, empty when absent (gpt-oss)
-  std::vector<float> attn_post_norm;  // [n_embd], empty when absent (gemma3)
-  std::vector<float> ffn_norm;        // [n_embd]
-  WeightMatrix ffn_gate;              // [n_ff][n_embd]
-  WeightMatrix ffn_up;                // [n_ff][n_embd]
-  WeightMatrix ffn_down;              // [n_embd][n_ff]
-  std::vector<float> ffn_post_norm;   // [n_embd], empty when absent (gemma3)
+  std::vector<float> attn_post_norm;    // [n_embd], empty when absent (gemma3)
+  std::vector<float> ffn_norm;          // [n_embd]
+  WeightMatrix ffn_gate;                // [n_ff][n_embd]
+  WeightMatrix ffn_up;                  // [n_ff][n_embd]
+  WeightMatrix ffn_down;                // [n_embd][n_ff]
+  std::vector<float> ffn_post_norm;     // [n_embd], empty when absent (gemma3)
   // A mixture of experts instead of ffn_gate/up/down (ModelConfig::is_moe): the router and, per expert, its
   // slice of the stacked ffn_*_exps tensors (named "blk.N.ffn_up_exps.weight (expert E)").
   WeightMatrix ffn_gate_inp;                // [n_expert][n_embd]

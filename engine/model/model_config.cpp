@@ -161,8 +161,9 @@ Status read_experts(const KeyReader& keys, ModelConfig& c) {
     return {};
   }
   if (c.arch != ModelArch::Llama && !is_moe_arch(c.arch)) {
-    return fail("{} = {}: mixture-of-experts {} models are not supported (supported: llama, qwen2moe, qwen3moe, gpt-oss)",
-                keys.key("expert_count"), c.n_expert, model_arch_name(c.arch));
+    return fail(
+        "{} = {}: mixture-of-experts {} models are not supported (supported: llama, qwen2moe, qwen3moe, gpt-oss)",
+        keys.key("expert_count"), c.n_expert, model_arch_name(c.arch));
   }
   auto n_used = keys.u32("expert_used_count");
   if (!n_used) return n_used.error();

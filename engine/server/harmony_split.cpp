@@ -85,8 +85,8 @@ void HarmonySplit::step(SplitText& out) {
         }
         const size_t message = held_.find(kMessage);
         if (message == std::string::npos) return;  // the header is still arriving
-        state_ = header_channel(std::string_view(held_).substr(0, message)) == "analysis" ? State::reasoning
-                                                                                          : State::answer;
+        state_ =
+            header_channel(std::string_view(held_).substr(0, message)) == "analysis" ? State::reasoning : State::answer;
         first_header_ = false;
         held_.erase(0, message + kMessage.size());
         break;

@@ -58,7 +58,7 @@ class ReasoningSplit {
   void step(SplitText& out);
 
   State state_;
-  std::string held_;  // text not yet given out: a possible tag, or whitespace that may be trimmed
+  std::string held_;                       // text not yet given out: a possible tag, or whitespace that may be trimmed
   std::unique_ptr<HarmonySplit> harmony_;  // set: the reply is in harmony's syntax, split there
 };
 

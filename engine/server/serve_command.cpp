@@ -280,7 +280,7 @@ Result<Running> load(const ServeFlags& flags, ServerMetrics& metrics, ServedMode
                    .max_tokens = flags.n_predict < 0 ? std::nullopt
                                                      : std::optional<uint32_t>(static_cast<uint32_t>(flags.n_predict))};
   served.limits.grammar = *grammar;
-  served.limits.reasoning_format = *reasoning_format_from_name(flags.reasoning_format);  // checked by the flag
+  served.limits.reasoning_format = *reasoning_format_from_name(flags.reasoning_format);   // checked by the flag
   served.limits.template_options = *server_template_options(flags.chat_template_kwargs);  // checked by the flag
   if (bidirectional) {
     served.completions_refused =

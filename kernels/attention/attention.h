@@ -52,11 +52,11 @@ struct AttentionProblem {
   std::span<const uint32_t> n_keys;  // [n_rows] row r attends to cells[0 .. n_keys[r]), n_keys[r] >= 1
   std::span<const uint32_t> cells;   // [max n_keys] cache cells, in summation order
   KvHeadRows k, v;
-  float scale = 1.0f;    // applied to q . k (1 / sqrt(head_dim) for llama-family models)
+  float scale = 1.0f;  // applied to q . k (1 / sqrt(head_dim) for llama-family models)
   // Attention sinks (gpt-oss): head h's softmax also sums exp(sinks[h] - max) in its denominator, a logit with no
   // value behind it, so a query may attend to "nothing". Null: none. A split-K partial leaves them to the merge.
   const float* sinks = nullptr;  // [n_heads]
-  float* out = nullptr;  // output (row r, head h): out + rows[r] * out_stride + h * v.dim   [v.dim]
+  float* out = nullptr;          // output (row r, head h): out + rows[r] * out_stride + h * v.dim   [v.dim]
   size_t out_stride = 0;
   // Split-K: row r sums only cells[key_begin .. min(n_keys[r], key_end)) — possibly none — and the kernel
   // writes that range's state into *partial instead of writing `out`. Without `partial` the range must be

@@ -146,8 +146,7 @@ void dot_block(const float* q, uint32_t dim, const float* const* b, float* out, 
   }
   uint32_t d = 0;
   for (; d + I::kWidth <= dim; d += I::kWidth) {
-    const typename I::V k0 = I::load(b[0] + d), k1 = I::load(b[1] + d), k2 = I::load(b[2] + d),
-                        k3 = I::load(b[3] + d);
+    const typename I::V k0 = I::load(b[0] + d), k1 = I::load(b[1] + d), k2 = I::load(b[2] + d), k3 = I::load(b[3] + d);
     for (int h = 0; h < H; ++h) {
       const typename I::V x = I::load(q + h * dim + d);
       acc[h][0] = I::fmadd(x, k0, acc[h][0]);
@@ -168,8 +167,8 @@ void dot_block(const float* q, uint32_t dim, const float* const* b, float* out, 
 // s[h * s_stride + j] = scale * q_h . rows[j] for H heads (q_h = q + h * dim) and j < n; max[h] = the
 // largest of head h's.
 template <class I, int H>
-void scores(const float* q, const float* const* rows, uint32_t n, uint32_t dim, float scale, float* s,
-            size_t s_stride, float* max) {
+void scores(const float* q, const float* const* rows, uint32_t n, uint32_t dim, float scale, float* s, size_t s_stride,
+            float* max) {
   uint32_t j = 0;
   for (; j + 4 <= n; j += 4) dot_block<I, H>(q, dim, rows + j, s + j, s_stride);
   for (; j < n; ++j) {
@@ -236,8 +235,8 @@ void weighted_block(float* acc, size_t acc_stride, const float* w, size_t w_stri
 
 // acc_h[dim] += sum_j w_h[j] * rows[j] for H heads (strides as in weighted_block), j < n.
 template <class I, int H>
-void weighted_sum(float* acc, size_t acc_stride, const float* w, size_t w_stride, const float* const* rows,
-                  uint32_t n, uint32_t dim) {
+void weighted_sum(float* acc, size_t acc_stride, const float* w, size_t w_stride, const float* const* rows, uint32_t n,
+                  uint32_t dim) {
   constexpr uint32_t W = I::kWidth;
   constexpr int kWide = I::kAccumulators / H;  // vectors per head that fit the accumulator registers
   uint32_t d = 0;

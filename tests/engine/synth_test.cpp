@@ -234,8 +234,10 @@ TEST(SynthPresets, BadValuesGiveClearErrors) {
     return model.ok() ? std::string() : model.error().message;
   };
   EXPECT_THAT(error(std::nullopt, "llama-70b"), HasSubstr("--preset 'llama-70b' is unknown (presets: tiny, llama-1b"));
-  EXPECT_THAT(error("gpt2", "tiny"),
-              HasSubstr("--arch 'gpt2' is not supported (supported: llama, qwen2, gemma3, qwen3, qwen3moe, qwen2moe, gpt-oss)"));
+  EXPECT_THAT(
+      error("gpt2", "tiny"),
+      HasSubstr(
+          "--arch 'gpt2' is not supported (supported: llama, qwen2, gemma3, qwen3, qwen3moe, qwen2moe, gpt-oss)"));
   EXPECT_THAT(error(std::nullopt, std::nullopt), HasSubstr("give --preset"));
   EXPECT_THAT(error(std::nullopt, "tiny", shape({{"dim", 250}})),
               HasSubstr("--dim 250 is not divisible by --heads 8 (the preset's)"));

@@ -102,9 +102,9 @@ TEST(PreTokenizerCrosscheck, Pcre2SplitsAgreeWithPythonRegex) {
   if (test::run_command("python3 -c 'import regex'").exit_code != 0) {
     GTEST_SKIP() << "python3 with the 'regex' module is not available (pip install regex)";
   }
-  const std::vector<std::string> pres = {"default",      "gpt-2",          "llama-bpe",  "qwen2",
-                                         "deepseek-llm", "deepseek-coder", "falcon",     "starcoder",
-                                         "bloom",        "viking",         "chatglm-bpe",    "gpt-4o"};
+  const std::vector<std::string> pres = {"default",      "gpt-2",          "llama-bpe",   "qwen2",
+                                         "deepseek-llm", "deepseek-coder", "falcon",      "starcoder",
+                                         "bloom",        "viking",         "chatglm-bpe", "gpt-4o"};
   nlohmann::json data;
   for (const std::string& pre : pres) {
     auto rules = pre_tokenizer_rules(pre);

@@ -76,7 +76,7 @@ constexpr std::array<Family, 8> kOrder = {{
 constexpr std::array<std::string_view, 7> kNames = {"chatml", "llama3", "mistral",  "llama2",
                                                     "gemma",  "phi3",   "deepseek3"};
 constexpr std::string_view kHarmonyName = "gpt-oss";  // reached by name through field 0 (selector 7)
-constexpr size_t kHarmonySystemBytes = 512;            // its fixed system message: identity, date, channels
+constexpr size_t kHarmonySystemBytes = 512;           // its fixed system message: identity, date, channels
 
 constexpr char kFieldSeparator = '\x1e';
 constexpr char kRoleSeparator = '\x1f';

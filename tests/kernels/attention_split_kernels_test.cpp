@@ -214,7 +214,8 @@ TEST(AttentionSplitKernels, SinksTakePartInTheSoftmaxDenominatorOnly) {
   const double tolerance = 2e-5 * max_abs(b.v.decoded);
   for (const AttentionVariant& variant : compiled_attention_variants()) {
     if (variant.available && !variant.available()) continue;
-    for (auto [kind, fn] : {std::pair{"standard", variant.kernels.standard}, std::pair{"flash", variant.kernels.flash}}) {
+    for (auto [kind, fn] :
+         {std::pair{"standard", variant.kernels.standard}, std::pair{"flash", variant.kernels.flash}}) {
       for (bool split : {false, true}) {
         SCOPED_TRACE(fmt::format("{}/{} {}", variant.name, kind, split ? "split" : "whole"));
         if (split) {
@@ -227,7 +228,8 @@ TEST(AttentionSplitKernels, SinksTakePartInTheSoftmaxDenominatorOnly) {
           for (uint32_t h = 0; h < s.n_heads; ++h) {
             const std::vector<double> want = exact(b, r, h);
             const float* got = b.out.data() + r * b.problem.out_stride + h * s.dim;
-            for (uint32_t d = 0; d < s.dim; ++d) ASSERT_NEAR(got[d], want[d], tolerance) << "row " << r << " head " << h;
+            for (uint32_t d = 0; d < s.dim; ++d)
+              ASSERT_NEAR(got[d], want[d], tolerance) << "row " << r << " head " << h;
           }
         }
       }

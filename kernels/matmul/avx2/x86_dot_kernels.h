@@ -52,6 +52,15 @@ using kquant::BlockQ8K;
 
 // ---- G rows per vector (G = Isa::kMatvecRows: 8 in ymm lanes, or 4 in xmm lanes) ---------------------
 
+// Eight E8M0 exponents (int32 lanes) as the floats 2^(e - 128): (e - 1) << 23 is that float's bit pattern for
+// e >= 2; e = 0 and 1 are the subnormals 2^-128 and 2^-127, bit patterns 0x00200000 << e.
+inline __m256 e8m0_to_half_scale(__m256i e) {
+  const __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
+  const __m256i subnormal = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);
+  const __m256i is_normal = _mm256_cmpgt_epi32(e, _mm256_set1_epi32(1));
+  return _mm256_castsi256_ps(_mm256_blendv_epi8(subnormal, normal, is_normal));
+}
+
 // The lane operations of a group of G rows, lane r = row r. h[q] = hadd(v[2q], v[2q + 1]) of the rows'
 // 8-lane int32 sums (made as the rows come, two at a time, so that few vectors are live).
 template <int G>
@@ -69,11 +78,16 @@ struct RowLanes<8> {
     }
     return _mm256_cvtph_ps(_mm_set_epi64x(static_cast<long long>(hi), static_cast<long long>(lo)));
   }
+  // The E8M0 exponent bytes at `offset` of the rows as MXFP4's scales 2^(e - 128) (basic_quant::mxfp4_scale).
+  static F e8m0_halves(const uint8_t* const (&rows)[8], size_t offset) {
+    uint64_t bytes = 0;
+    for (int i = 0; i < 8; ++i) bytes |= static_cast<uint64_t>(rows[i][offset]) << (8 * i);
+    return e8m0_to_half_scale(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(bytes))));
+  }
   static I add(I a, I b) { return _mm256_add_epi32(a, b); }
   static I set1(int32_t v) { return _mm256_set1_epi32(v); }
   static F zero() { return _mm256_setzero_ps(); }
   static F set1f(float v) { return _mm256_set1_ps(v); }
-  static F loadf(const float* p) { return _mm256_loadu_ps(p); }
   static F cvt(I v) { return _mm256_cvtepi32_ps(v); }
   static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
   static F neg(F a) { return _mm256_xor_ps(a, _mm256_set1_ps(-0.0f)); }
@@ -90,11 +104,15 @@ struct RowLanes<4> {
     for (int i = 0; i < 4; ++i) lo |= static_cast<uint64_t>(u16_at(rows[i] + offset)) << (16 * i);
     return _mm_cvtph_ps(_mm_cvtsi64_si128(static_cast<long long>(lo)));
   }
+  static F e8m0_halves(const uint8_t* const (&rows)[4], size_t offset) {
+    uint32_t bytes = 0;
+    for (int i = 0; i < 4; ++i) bytes |= static_cast<uint32_t>(rows[i][offset]) << (8 * i);
+    return _mm256_castps256_ps128(e8m0_to_half_scale(_mm256_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(bytes)))));
+  }
   static I add(I a, I b) { return _mm_add_epi32(a, b); }
   static I set1(int32_t v) { return _mm_set1_epi32(v); }
   static F zero() { return _mm_setzero_ps(); }
   static F set1f(float v) { return _mm_set1_ps(v); }
-  static F loadf(const float* p) { return _mm_loadu_ps(p); }
   static F cvt(I v) { return _mm_cvtepi32_ps(v); }
   static F mul(F a, F b) { return _mm_mul_ps(a, b); }
   static F neg(F a) { return _mm_xor_ps(a, _mm_set1_ps(-0.0f)); }
@@ -200,14 +218,6 @@ inline __m256i pair_dot(__m256i lo, __m256i hi, const int8_t* xq) {
   return block_dot<Isa, F>(block_dot<Isa, F>(_mm256_setzero_si256(), lo, load256(xq)), hi, load256(xq + 32));
 }
 
-// The scales of the blocks at `offset` in G rows (lane r: row r's), for formats that do not store an f16.
-template <class F, int G>
-inline typename RowLanes<G>::F custom_scales(const uint8_t* const (&rows)[G], size_t offset) {
-  float d[G];
-  for (int r = 0; r < G; ++r) d[r] = F::scale(rows[r] + offset);
-  return RowLanes<G>::loadf(d);
-}
-
 // The numbers of block b of G rows, the same for every token: d, and m where the format has a min (f16s,
 // except MXFP4's exponent: kCustomScale).
 template <class F, int G>
@@ -215,7 +225,7 @@ struct Q8BlockScales {
   typename RowLanes<G>::F d, m;
   Q8BlockScales(const uint8_t* const (&rows)[G], size_t b) {
     if constexpr (kCustomScale<F>) {
-      d = custom_scales<F, G>(rows, b * F::kBytes);
+      d = RowLanes<G>::e8m0_halves(rows, b * F::kBytes);  // MXFP4's, the one format with another scale
     } else {
       d = RowLanes<G>::halves(rows, b * F::kBytes);
     }

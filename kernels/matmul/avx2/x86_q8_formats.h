@@ -243,7 +243,8 @@ struct Mxfp4Format {
   }
 };
 
-// Formats whose block scale is not the f16 at the block's start (MXFP4) decode it with F::scale(blk).
+// Formats whose block scale is not the f16 at the block's start (MXFP4) decode it with F::scale(blk); the
+// matrix-vector kernels decode a group of rows' scales at once (RowLanes::e8m0_halves, MXFP4's E8M0 rule).
 template <class F>
 inline constexpr bool kCustomScale = requires(const uint8_t* blk) {
   F::scale(blk);

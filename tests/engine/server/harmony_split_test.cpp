@@ -46,7 +46,7 @@ TEST(HarmonySplit, AnalysisIsReasoningAndOtherChannelsAreTheAnswer) {
        "ab", "c"},
       {"<|channel|>commentary to=functions.get<|constrain|>json<|message|>{\"x\":1}<|call|>", "", "{\"x\":1}"},
       {"<|channel|>analysis<|message|>x <|en", "x <|en", ""},  // a tag cut off is text after all
-      {"<|channel|>analy", "", ""},                             // cut off in the header: nothing yet
+      {"<|channel|>analy", "", ""},                            // cut off in the header: nothing yet
       {"Just text, no header.", "", "Just text, no header."},
       {"", "", ""},
   };

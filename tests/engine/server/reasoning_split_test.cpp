@@ -122,7 +122,7 @@ TEST(ReasoningSplit, ChatTemplateKwargsSwitchThinkingOffOrAreRefusedNamingTheFie
   const auto thinking = [&](const json& kwargs) { return request(kwargs)->template_options.enable_thinking; };
   EXPECT_TRUE(thinking(json(json::value_t::discarded)));
   EXPECT_FALSE(thinking({{"enable_thinking", false}}));
-  EXPECT_TRUE(thinking({{"other", 1}}));           // left to templates that read it
+  EXPECT_TRUE(thinking({{"other", 1}}));            // left to templates that read it
   limits.template_options.enable_thinking = false;  // the server's --chat-template-kwargs
   EXPECT_FALSE(thinking(json(json::value_t::discarded)));
   EXPECT_TRUE(thinking({{"enable_thinking", true}}));
@@ -131,7 +131,8 @@ TEST(ReasoningSplit, ChatTemplateKwargsSwitchThinkingOffOrAreRefusedNamingTheFie
   // gpt-oss's reasoning effort, from chat_template_kwargs or OpenAI's top-level field.
   EXPECT_EQ(request({{"reasoning_effort", "high"}})->template_options.reasoning_effort, "high");
   EXPECT_EQ(request(json(json::value_t::discarded))->template_options.reasoning_effort, "medium");
-  auto top_level = parse_completion_request({{"messages", messages}, {"reasoning_effort", "low"}}, Endpoint::chat, limits);
+  auto top_level =
+      parse_completion_request({{"messages", messages}, {"reasoning_effort", "low"}}, Endpoint::chat, limits);
   ASSERT_TRUE(top_level);
   EXPECT_EQ(top_level->template_options.reasoning_effort, "low");
   EXPECT_EQ(request({{"reasoning_effort", "max"}}).error().message,
