@@ -13,11 +13,7 @@ namespace {
 std::vector<const WeightMatrix*> layer_matrices(const ModelWeights& weights) {
   std::vector<const WeightMatrix*> matrices;
   for (const LayerWeights& layer : weights.layers) {
-    for (const WeightMatrix* m :
-         {&layer.attn_q, &layer.attn_k, &layer.attn_v, &layer.attn_output, &layer.ffn_gate, &layer.ffn_up,
-          &layer.ffn_down, &layer.ffn_gate_inp, &layer.ffn_gate_shexp, &layer.ffn_up_shexp, &layer.ffn_down_shexp}) {
-      matrices.push_back(m);
-    }
+    for (const WeightMatrix* m : layer.single_matrices()) matrices.push_back(m);
   }
   return matrices;
 }
@@ -60,7 +56,7 @@ ModelFacts model_facts(const Model& model) {
   // A token reads n_expert_used of each block's experts: what a decode step streams and multiplies.
   const ModelConfig& c = model.config();
   for (const LayerWeights& layer : weights.layers) {
-    for (const auto* experts : {&layer.ffn_gate_exps, &layer.ffn_up_exps, &layer.ffn_down_exps}) {
+    for (const auto* experts : layer.expert_stacks()) {
       for (const WeightMatrix& m : *experts) {
         facts.weight_bytes_per_token += m.data.size() * c.n_expert_used / c.n_expert;
         facts.layer_weight_elements += elements(m) * c.n_expert_used / c.n_expert;

@@ -18,6 +18,15 @@
 
 namespace infertune {
 
+// The floats each buffer of ForwardScratch holds for a batch of n_tokens: what reserve allocates, and what the
+// sweep's memory model counts.
+struct ForwardScratchSizes {
+  size_t x = 0, xn = 0, q = 0, k = 0, v = 0, attn = 0, gate = 0, up = 0, proj = 0, router = 0, expert_x = 0,
+         expert_out = 0;
+  size_t total() const { return x + xn + q + k + v + attn + gate + up + proj + router + expert_x + expert_out; }
+};
+ForwardScratchSizes forward_scratch_sizes(const ModelConfig& config, size_t n_tokens);
+
 // Activations of one batch, sized for up to `capacity` tokens. Rows are tokens.
 struct ForwardScratch {
   size_t capacity = 0;

@@ -489,24 +489,32 @@ Status finish_forward(const ForwardPass& pass, const ForwardBatch& batch, std::s
   return output_logits(pass, batch);
 }
 
+ForwardScratchSizes forward_scratch_sizes(const ModelConfig& c, size_t n_tokens) {
+  ForwardScratchSizes s;
+  s.x = s.xn = s.proj = n_tokens * c.n_embd;
+  s.q = n_tokens * c.q_dim();
+  s.k = n_tokens * c.k_dim();
+  s.v = n_tokens * c.v_dim();
+  s.attn = n_tokens * c.attn_out_dim();
+  // With experts, each token's rows for every expert it goes to, side by side.
+  const size_t ffn_rows = c.is_moe() ? n_tokens * c.n_expert_used : n_tokens;
+  s.gate = s.up = std::max<size_t>(ffn_rows * c.ffn_hidden(), n_tokens * c.n_ff_shexp);
+  s.router = c.is_moe() ? n_tokens * c.n_expert : 0;
+  s.expert_x = s.expert_out = c.is_moe() ? ffn_rows * c.n_embd : 0;
+  return s;
+}
+
 Status ForwardScratch::reserve(const ModelConfig& c, size_t n_tokens) {
   if (n_tokens <= capacity) return {};
+  const ForwardScratchSizes sizes = forward_scratch_sizes(c, n_tokens);
   try {
-    x.resize(n_tokens * c.n_embd);
-    xn.resize(n_tokens * c.n_embd);
-    q.resize(n_tokens * c.q_dim());
-    k.resize(n_tokens * c.k_dim());
-    v.resize(n_tokens * c.v_dim());
-    attn.resize(n_tokens * c.attn_out_dim());
-    // With experts, each token's rows for every expert it goes to, side by side.
-    const size_t ffn_rows = c.is_moe() ? n_tokens * c.n_expert_used : n_tokens;
-    const size_t ffn_values = std::max<size_t>(ffn_rows * c.ffn_hidden(), n_tokens * c.n_ff_shexp);
-    gate.resize(ffn_values);
-    up.resize(ffn_values);
-    proj.resize(n_tokens * c.n_embd);
-    router.resize(c.is_moe() ? n_tokens * c.n_expert : 0);
-    expert_x.resize(c.is_moe() ? ffn_rows * c.n_embd : 0);
-    expert_out.resize(c.is_moe() ? ffn_rows * c.n_embd : 0);
+    using Buffer = std::pair<std::vector<float>*, size_t>;
+    for (auto [buffer, size] : std::initializer_list<Buffer>{
+             {&x, sizes.x}, {&xn, sizes.xn}, {&q, sizes.q}, {&k, sizes.k}, {&v, sizes.v}, {&attn, sizes.attn},
+             {&gate, sizes.gate}, {&up, sizes.up}, {&proj, sizes.proj}, {&router, sizes.router},
+             {&expert_x, sizes.expert_x}, {&expert_out, sizes.expert_out}}) {
+      buffer->resize(size);
+    }
   } catch (const std::bad_alloc&) {
     return fail("cannot allocate activation buffers for a batch of {} tokens", n_tokens);
   }

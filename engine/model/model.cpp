@@ -287,11 +287,8 @@ namespace {
 std::vector<WeightMatrix*> product_matrices(ModelWeights& w) {
   std::vector<WeightMatrix*> all;
   for (LayerWeights& l : w.layers) {
-    for (WeightMatrix* m : {&l.attn_q, &l.attn_k, &l.attn_v, &l.attn_output, &l.ffn_gate, &l.ffn_up, &l.ffn_down,
-                            &l.ffn_gate_inp, &l.ffn_gate_shexp, &l.ffn_up_shexp, &l.ffn_down_shexp}) {
-      all.push_back(m);
-    }
-    for (auto* experts : {&l.ffn_gate_exps, &l.ffn_up_exps, &l.ffn_down_exps}) {
+    for (WeightMatrix* m : l.single_matrices()) all.push_back(m);
+    for (auto* experts : l.expert_stacks()) {
       for (WeightMatrix& m : *experts) all.push_back(&m);
     }
   }

@@ -4,6 +4,8 @@
 // one owned buffer instead), except those repacked at load into an interleaved layout that their kernel reads
 // faster (ModelLoadOptions::repack); the small 1-D tensors (norm gains, biases, rope factors) are decoded to
 // floats once. Immutable after load, so any number of contexts may share one Model.
+#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -65,6 +67,22 @@ struct LayerWeights {
   WeightMatrix ffn_gate_shexp;            // [n_ff_shexp][n_embd]
   WeightMatrix ffn_up_shexp;              // [n_ff_shexp][n_embd]
   WeightMatrix ffn_down_shexp;            // [n_embd][n_ff_shexp]
+
+  // Every matrix the block multiplies by but the experts', whether the model has it or not (an absent one has no
+  // data): the one list that repacking, mlock and bench's per-token bytes walk.
+  std::array<WeightMatrix*, 11> single_matrices() {
+    return {&attn_q,   &attn_k,       &attn_v,         &attn_output,  &ffn_gate,      &ffn_up,
+            &ffn_down, &ffn_gate_inp, &ffn_gate_shexp, &ffn_up_shexp, &ffn_down_shexp};
+  }
+  std::array<const WeightMatrix*, 11> single_matrices() const {
+    const auto all = const_cast<LayerWeights&>(*this).single_matrices();
+    std::array<const WeightMatrix*, 11> out;
+    std::copy(all.begin(), all.end(), out.begin());
+    return out;
+  }
+  // The experts' matrices, stack by stack (empty for a dense block).
+  auto expert_stacks() { return std::array{&ffn_gate_exps, &ffn_up_exps, &ffn_down_exps}; }
+  auto expert_stacks() const { return std::array{&ffn_gate_exps, &ffn_up_exps, &ffn_down_exps}; }
 };
 
 struct ModelWeights {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/arch/forward.h"
 #include "engine/kv/kv_storage.h"
 
 namespace infertune {
@@ -60,14 +61,7 @@ Result<ModelShape> read_model_shape(const std::string& path, std::optional<GgmlT
 }
 
 uint64_t forward_scratch_bytes(const ModelConfig& c, uint64_t n_tokens) {
-  // x, xn, proj [n_embd]; q, k, v, attn; gate, up [ffn_hidden]; with experts, gate and up once per expert used,
-  // router [n_expert] and expert_x, expert_out [n_embd] per expert used: per token, as ForwardScratch::reserve.
-  const uint64_t used = c.is_moe() ? c.n_expert_used : 1;
-  const uint64_t experts = c.is_moe() ? c.n_expert + 2ull * used * c.n_embd : 0;
-  const uint64_t ffn = std::max<uint64_t>(used * c.ffn_hidden(), c.n_ff_shexp);
-  const uint64_t per_token =
-      3ull * c.n_embd + c.q_dim() + c.k_dim() + c.v_dim() + c.attn_out_dim() + 2ull * ffn + experts;
-  return per_token * n_tokens * sizeof(float);
+  return uint64_t{forward_scratch_sizes(c, n_tokens).total()} * sizeof(float);  // what ForwardScratch::reserve takes
 }
 
 uint32_t largest_piece(const MemoryInputs& in) {
