@@ -524,8 +524,8 @@ std::vector<Setting> build_table() {
       .kind = ValueKind::Boolean,
       .default_value = "1",
       .unset_value = "1",
-      .help = "Interleave the rows of Q2_K-Q6_K, Q4_0, Q5_0, Q8_0 and IQ4_XS weights 8 at a time at load: faster "
-              "generation (0: the file's layout)",
+      .help = "Interleave the rows of Q2_K-Q6_K, Q4_0, Q5_0, Q8_0, IQ4_XS and MXFP4 weights 8 at a time at load: "
+              "faster generation (0: the file's layout)",
       .commands = kEveryCommand,
       .list_commands = kLists,
       .switch_commands = kRunStyle,

@@ -319,6 +319,18 @@ void interleave_q5_0_block(const uint8_t* const (&blocks)[kInterleavedRows], uin
   }
 }
 
+// ---- MXFP4: Q4_0's codes under one exponent byte per row -----------------------------------------------------
+
+// MXFP4 (17 bytes: E8M0 e, qs[16]): its 4-bit codebook indices sit in qs as Q4_0's codes do, so they move as those.
+void interleave_mxfp4_block(const uint8_t* const (&blocks)[kInterleavedRows], uint8_t* out) {
+  for (size_t r = 0; r < kInterleavedRows; ++r) {
+    out[r] = blocks[r][0];
+    for (int i = 0; i < 4; ++i) {
+      store_u32(out + kMxfp4InterleavedCodes + 32 * i + 4 * r, lane_codes(blocks[r] + 1 + 8 * (i % 2), i >= 2));
+    }
+  }
+}
+
 // One format's block sizes and its two directions.
 struct InterleavedFormat {
   size_t block_bytes;  // one row's block in the file
@@ -336,6 +348,7 @@ const InterleavedFormat* interleaved_format(GgmlType type) {
   static constexpr InterleavedFormat kIq4Xs{136, interleave_iq4xs_block, iq4xs_block_of_lane};
   static constexpr InterleavedFormat kQ5K{176, interleave_q5k_block, q5k_block_of_lane};
   static constexpr InterleavedFormat kQ5_0{22, interleave_q5_0_block, q5_0_block_of_lane};
+  static constexpr InterleavedFormat kMxfp4{17, interleave_mxfp4_block, mxfp4_block_of_lane};
   if (type == GgmlType::Q4_K) return &kQ4K;
   if (type == GgmlType::Q6_K) return &kQ6K;
   if (type == GgmlType::Q8_0) return &kQ8_0;
@@ -345,6 +358,7 @@ const InterleavedFormat* interleaved_format(GgmlType type) {
   if (type == GgmlType::IQ4_XS) return &kIq4Xs;
   if (type == GgmlType::Q5_K) return &kQ5K;
   if (type == GgmlType::Q5_0) return &kQ5_0;
+  if (type == GgmlType::MXFP4) return &kMxfp4;
   return nullptr;
 }
 
@@ -473,6 +487,14 @@ void q5_0_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block)
   for (int v = 0; v < 32; ++v) {
     put_bits(block, 2 + static_cast<size_t>(v / 8), v % 8,
              get_bits(group_block, fifth_bit_byte(kQ5_0InterleavedHighBits, v, lane), fifth_bit_shift(v), 1));
+  }
+}
+
+void mxfp4_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block) {
+  block[0] = group_block[lane];
+  std::memset(block + 1, 0, 16);
+  for (int i = 0; i < 4; ++i) {
+    file_codes(u32_at(group_block + kMxfp4InterleavedCodes + 32 * i + 4 * lane), i >= 2, block + 1 + 8 * (i % 2));
   }
 }
 

@@ -46,6 +46,9 @@
 // Q5_K (1408 bytes = 8 x 176): Q4_K's layout in [0, 1152), then the fifth bits of sub-block j at 1152 + 32 j.
 // Q5_0 (176 bytes = 8 x 22): [0, 16) d; [16, 48) the fifth bits; [48, 176) the codes as Q4_0's.
 //
+// MXFP4 (136 bytes = 8 x 17): [0, 8) the E8M0 exponents of rows 0-7; [8, 136) the 4-bit codebook indices, placed
+// as Q4_0's codes
+//
 // IQ4_XS (1088 bytes = 8 x 136):
 //   [0, 16) d; [16, 48) low nibbles and [48, 64) top bits of the 64 6-bit scales (biased by 32); [64, 1088) the
 //   4-bit codebook indices, placed as Q4_K's codes
@@ -73,13 +76,15 @@ inline constexpr size_t kQ3KInterleavedBlockBytes = 8 * 110;
 inline constexpr size_t kIq4XsInterleavedBlockBytes = 8 * 136;
 inline constexpr size_t kQ5KInterleavedBlockBytes = 8 * 176;
 inline constexpr size_t kQ5_0InterleavedBlockBytes = 8 * 22;
-// Byte offsets inside the interleaved super-blocks of Q2_K, Q3_K and IQ4_XS (the layouts above).
+inline constexpr size_t kMxfp4InterleavedBlockBytes = 8 * 17;
+// Byte offsets inside the interleaved blocks of Q2_K, Q3_K, IQ4_XS, Q5_K, Q5_0 and MXFP4 (the layouts above).
 inline constexpr size_t kQ2KInterleavedCodes = 160;
 inline constexpr size_t kQ3KInterleavedScaleLow = 16, kQ3KInterleavedScaleTop = 80, kQ3KInterleavedLowBits = 112,
                         kQ3KInterleavedHighBits = 624;
 inline constexpr size_t kIq4XsInterleavedScaleLow = 16, kIq4XsInterleavedScaleTop = 48, kIq4XsInterleavedCodes = 64;
 inline constexpr size_t kQ5KInterleavedHighBits = 1152;
 inline constexpr size_t kQ5_0InterleavedHighBits = 16, kQ5_0InterleavedCodes = 48;
+inline constexpr size_t kMxfp4InterleavedCodes = 8;
 
 // Whether weights of `type` have an interleaved layout.
 bool has_interleaved_layout(GgmlType type);
@@ -98,7 +103,7 @@ Status interleave_rows(GgmlType type, std::span<const std::byte> rows, size_t n_
                        std::span<std::byte> out);
 
 // Row `lane` (0-7) of one interleaved block of 8 rows, as the bytes of its block in the file (Q4_K: 144,
-// Q4_0: 18, Q6_K: 210, Q8_0: 34).
+// Q4_0: 18, Q6_K: 210, Q8_0: 34, MXFP4: 17).
 void q4k_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block);
 void q4_0_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block);
 void q6k_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block);
@@ -108,6 +113,7 @@ void q3k_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block);
 void iq4xs_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block);
 void q5k_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block);
 void q5_0_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block);
+void mxfp4_block_of_lane(const uint8_t* group_block, size_t lane, uint8_t* block);
 
 // Row `row` in the file's layout (out: its row bytes) from interleaved weights of n_rows x n_cols: what the
 // embedding lookup reads when a tied output projection was repacked.

@@ -196,7 +196,8 @@ TEST_P(InterleavedTypes, KernelsGiveTheSameBitsAsFromTheFileLayout) {
 
 INSTANTIATE_TEST_SUITE_P(Types, InterleavedTypes,
                          ::testing::Values(GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::Q4_0, GgmlType::Q8_0,
-                                           GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::IQ4_XS),
+                                           GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::IQ4_XS, GgmlType::Q5_K,
+                                           GgmlType::Q5_0, GgmlType::MXFP4),
                          [](const auto& info) { return std::string(ggml_type_name(info.param)); });
 
 TEST(InterleavedRows, Q4_0LanesRebuildTheirBlocks) {
@@ -208,6 +209,29 @@ TEST(InterleavedRows, Q4_0LanesRebuildTheirBlocks) {
       uint8_t block[18];
       q4_0_block_of_lane(reinterpret_cast<const uint8_t*>(packed.data()) + b * 144, row, block);
       EXPECT_EQ(0, std::memcmp(block, rows.data() + row * 36 + b * 18, 18)) << "row " << row << " block " << b;
+    }
+  }
+}
+
+TEST(InterleavedRows, Mxfp4LargestCodesAgainstLargestActivationsSumExactly) {
+  // Every value 12 (the codebook's largest, code 7 in both nibbles) at scale 2^-1, every activation 1 (q8 code 127):
+  // the sums that would overflow an int16 if a block's 8 maddubs pairs were added there (8 x 2 x 24 x 127).
+  constexpr size_t kRows = 8, kCols = 256, kBlocks = kCols / 32;
+  std::vector<std::byte> rows(kRows * kBlocks * 17, std::byte{0x77});
+  for (size_t b = 0; b < kRows * kBlocks; ++b) rows[17 * b] = std::byte{127};
+  const auto packed = interleaved(rows, kRows, kCols, GgmlType::MXFP4);
+  const std::vector<float> x(kCols, 1.0f);
+  const auto variants = interleaving_variants(GgmlType::MXFP4);
+  if (variants.empty()) GTEST_SKIP() << "no matmul variant on this CPU reads the interleaved MXFP4 layout";
+  for (const std::string& name : variants) {
+    const ScopedMatmulVariant forced(name);
+    const auto kernel = matmul_registry().find(GgmlType::MXFP4);
+    ASSERT_TRUE(kernel.ok());
+    const auto want = run(GgmlType::MXFP4, kernel->fn, rows, WeightLayout::rows, kRows, kCols, x, 1, {});
+    const auto got = run(GgmlType::MXFP4, kernel->fn, packed, WeightLayout::interleaved8, kRows, kCols, x, 1, {});
+    for (size_t r = 0; r < kRows; ++r) {
+      EXPECT_NEAR(got[r], 6.0f * kCols, 1e-3f * kCols) << name << " row " << r;  // 12 x 2^-1 x 1 per value
+      EXPECT_EQ(got[r], want[r]) << name << " row " << r;
     }
   }
 }

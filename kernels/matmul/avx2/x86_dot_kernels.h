@@ -52,15 +52,6 @@ using kquant::BlockQ8K;
 
 // ---- G rows per vector (G = Isa::kMatvecRows: 8 in ymm lanes, or 4 in xmm lanes) ---------------------
 
-// Eight E8M0 exponents (int32 lanes) as the floats 2^(e - 128): (e - 1) << 23 is that float's bit pattern for
-// e >= 2; e = 0 and 1 are the subnormals 2^-128 and 2^-127, bit patterns 0x00200000 << e.
-inline __m256 e8m0_to_half_scale(__m256i e) {
-  const __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
-  const __m256i subnormal = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);
-  const __m256i is_normal = _mm256_cmpgt_epi32(e, _mm256_set1_epi32(1));
-  return _mm256_castsi256_ps(_mm256_blendv_epi8(subnormal, normal, is_normal));
-}
-
 // The lane operations of a group of G rows, lane r = row r. h[q] = hadd(v[2q], v[2q + 1]) of the rows'
 // 8-lane int32 sums (made as the rows come, two at a time, so that few vectors are live).
 template <int G>
@@ -539,7 +530,7 @@ constexpr TypedKernel kIsaKernels[] = {
     {GgmlType::Q4_1, matmul_q8_act<Isa, Q4_1Format>},
     {GgmlType::Q5_1, matmul_q8_act<Isa, Q5_1Format>},
     {GgmlType::IQ4_NL, matmul_q8_act<Isa, Iq4NlFormat>},
-    {GgmlType::MXFP4, matmul_q8_act<Isa, Mxfp4Format>},
+    {GgmlType::MXFP4, matmul_q8_act<Isa, Mxfp4Format>, true},
     {GgmlType::IQ4_XS, matmul_q8k_act<Isa, Iq4XsFormat>, kInterleaves<Isa, Iq4XsFormat>},
     {GgmlType::Q2_K, matmul_q8k_act<Isa, Q2KFormat>, true},
     {GgmlType::Q3_K, matmul_q8k_act<Isa, Q3KFormat>, true},

@@ -1,15 +1,14 @@
 #pragma once
-// The matrix-vector kernels of Q4_K, Q5_K, Q6_K, Q2_K, Q3_K, IQ4_XS, Q4_0, Q5_0 and Q8_0 weights in the interleaved
-// layout
-// (kernels/matmul/interleaved_rows.h): each group of 8 rows is one contiguous run, its codes side by side in 32-bit
-// lanes (lane r = row r), so a vector of 4 activation codes broadcast to every lane multiplies 8 rows at once and no
-// row sums are reduced across lanes. The maddubs pair sums of a sub-block are added in int16 as far as they are exact
-// (4-bit codes: 8 pairs of at most 2 x 15 x 128, 30720 < 2^15; Q6_K's 6-bit codes: 2 pairs of at most 2 x 63 x 128)
-// and widened by a madd with the rows' sub-block scales. The integers I (and M) of each row and super-block are the
-// ones the file layout's kernels compute (x86_k_formats.h, x86_q8_formats.h), and the FMAs per super-block are the
-// same in the same order, so a row's result is the same bits in either layout. Only AVX2 instructions: every x86
-// unit (avx2, avxvnni, avx512vnni) compiles the same code. Included ONLY by x86_dot_kernels.h, after an ISA unit's
-// `#pragma GCC target`.
+// The matrix-vector kernels of Q4_K, Q5_K, Q6_K, Q2_K, Q3_K, IQ4_XS, Q4_0, Q5_0, MXFP4 and Q8_0 weights in the
+// interleaved layout (kernels/matmul/interleaved_rows.h): each group of 8 rows is one contiguous run, its codes side by
+// side in 32-bit lanes (lane r = row r), so a vector of 4 activation codes broadcast to every lane multiplies 8 rows at
+// once and no row sums are reduced across lanes. The maddubs pair sums of a sub-block are added in int16 as far as
+// they are exact (4-bit codes: 8 pairs of at most 2 x 15 x 128, 30720 < 2^15; 5-bit codes and MXFP4's codebook values
+// + 12: 4 pairs; Q6_K's 6-bit codes: 2 pairs of at most 2 x 63 x 128) and widened by a madd with the rows' sub-block
+// scales. The integers I (and M) of each row and super-block are the ones the file layout's kernels compute
+// (x86_k_formats.h, x86_q8_formats.h), and the FMAs per super-block are the same in the same order, so a row's result
+// is the same bits in either layout. Only AVX2 instructions: every x86 unit (avx2, avxvnni, avx512vnni) compiles the
+// same code. Included ONLY by x86_dot_kernels.h, after an ISA unit's `#pragma GCC target`.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -40,6 +39,7 @@ inline constexpr bool kInterleaves = std::is_same_v<F, Q4KFormat> || std::is_sam
                                      std::is_same_v<F, Q4_0Format> || std::is_same_v<F, Q8_0Format> ||
                                      std::is_same_v<F, Q2KFormat> || std::is_same_v<F, Q3KFormat> ||
                                      std::is_same_v<F, Q5KFormat> || std::is_same_v<F, Q5_0Format> ||
+                                     std::is_same_v<F, Mxfp4Format> ||
                                      (std::is_same_v<F, Iq4XsFormat> && Isa::kWideUnsigned);
 
 // A shuffle mask that fills, in every 128-bit lane, byte k of 32-bit lane q with byte from[k] + q of the lane
@@ -92,20 +92,29 @@ struct PassCodes {
   __m256i word(int t, size_t offset) const { return broadcast_u32(x[t] + offset); }
 };
 
+// What the nibbles of an interleaved 4-bit layout are: the codes (Q4_K, Q4_0), their low 4 bits, the fifth in
+// another vector (Q5_K, Q5_0: codes 0-31), or MXFP4's codebook indices (a byte shuffle makes them the codebook
+// values + 12, codes 0-24, as Mxfp4Format's kernels take them).
+enum class NibbleCode { plain, fifth_bit, mxfp4 };
+
 // Quarter i of an interleaved 32-value unit (one vector of nibbles: low ones a row's values 8i..8i+3, high ones
-// 8i+4..8i+7) dotted with each token's activation codes at `offset`..offset + 7; with kFifthBit a 5-bit format's
-// codes, their fifth bits at bits i and 4 + i of `fifth`. Without VNNI, 4 maddubs pairs of 5-bit codes fill an int16
-// (4 x 2 x 31 x 128), so quarters 2-3 go to `rest`.
-template <class Isa, bool kFifthBit, int T>
+// 8i+4..8i+7) dotted with each token's activation codes at `offset`..offset + 7; with fifth_bit a 5-bit format's
+// codes, their fifth bits at bits i and 4 + i of `fifth`. Without VNNI, 4 maddubs pairs of 5-bit codes (4 x 2 x 31 x
+// 128) or of MXFP4's (4 x 2 x 24 x 128) fill an int16, 8 would overflow it, so quarters 2-3 go to `rest`.
+template <class Isa, NibbleCode kCode, int T>
 inline void nibble_quarter_dots(__m256i q, __m256i fifth, int i, const PassCodes<T>& x, size_t offset,
                                 SubBlockDots<Isa> (&dots)[T], SubBlockDots<Isa> (&rest)[T]) {
   const __m256i low4 = _mm256_set1_epi8(0x0F);
   __m256i lo = _mm256_and_si256(q, low4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
-  if constexpr (kFifthBit) {
+  if constexpr (kCode == NibbleCode::fifth_bit) {
     lo = _mm256_or_si256(lo, move_bit(fifth, i, 4));
     hi = _mm256_or_si256(hi, move_bit(fifth, 4 + i, 4));
   }
-  const bool to_rest = kFifthBit && !Isa::kWideUnsigned && i >= 2;
+  if constexpr (kCode == NibbleCode::mxfp4) {
+    lo = _mm256_shuffle_epi8(mxfp4_table(), lo);
+    hi = _mm256_shuffle_epi8(mxfp4_table(), hi);
+  }
+  const bool to_rest = kCode != NibbleCode::plain && !Isa::kWideUnsigned && i >= 2;
   for (int t = 0; t < T; ++t) {
     SubBlockDots<Isa>& sum = to_rest ? rest[t] : dots[t];
     sum.add(lo, x.word(t, offset));
@@ -191,8 +200,8 @@ inline void q4k_interleaved_sums(const uint8_t* gb, const PassBlocks<T>& x, cons
     SubBlockDots<Isa> dots[T], rest[T];
     const __m256i fifth = kFifthBit ? load256(gb + kQ5KInterleavedHighBits + 32 * j) : _mm256_setzero_si256();
     for (int i = 0; i < 4; ++i) {
-      nibble_quarter_dots<Isa, kFifthBit, T>(load256(codes + 128 * j + 32 * i), fifth, i, xq, 32 * j + 8 * i, dots,
-                                             rest);
+      nibble_quarter_dots<Isa, kFifthBit ? NibbleCode::fifth_bit : NibbleCode::plain, T>(
+          load256(codes + 128 * j + 32 * i), fifth, i, xq, 32 * j + 8 * i, dots, rest);
     }
     const __m256i s = _mm256_shuffle_epi8(scales[j / 4], masks.scale[j % 4]);
     for (int t = 0; t < T; ++t) {
@@ -230,23 +239,36 @@ void for_row_groups(const MatmulProblem& p, size_t row_begin, size_t row_end, si
   }
 }
 
-// ---- Q4_0 and Q8_0 ---------------------------------------------------------------------------------------
+// ---- Q4_0, Q5_0, MXFP4 and Q8_0 -------------------------------------------------------------------------
+
+// The 32-value nibble formats: what their nibbles are, and where an interleaved block's codes start.
+template <class F>
+inline constexpr NibbleCode kNibbleCode = std::is_same_v<F, Q5_0Format>    ? NibbleCode::fifth_bit
+                                          : std::is_same_v<F, Mxfp4Format> ? NibbleCode::mxfp4
+                                                                           : NibbleCode::plain;
+constexpr size_t interleaved_nibble_codes(NibbleCode code) {
+  if (code == NibbleCode::fifth_bit) return kQ5_0InterleavedCodes;
+  if (code == NibbleCode::mxfp4) return kMxfp4InterleavedCodes;
+  return 16;
+}
 
 // One interleaved Q4_0 block `gb` of 8 rows against 32 activation codes of each token of a pass, values 0-15 at
-// `first`, 16-31 at `second`: lane r of dots[t] = sum q x of row r (codes 0-15). With kFifthBit, Q5_0's (codes 0-31).
-template <class Isa, bool kFifthBit, int T>
+// `first`, 16-31 at `second`: lane r of dots[t] = sum q x of row r (codes 0-15). With fifth_bit, Q5_0's (codes 0-31);
+// with mxfp4, MXFP4's (codebook values + 12).
+template <class Isa, NibbleCode kCode, int T>
 inline void q4_0_interleaved_dots(const uint8_t* gb, const PassCodes<T>& x, size_t first, size_t second,
                                   __m256i (&out)[T]) {
-  const uint8_t* codes = gb + (kFifthBit ? kQ5_0InterleavedCodes : 16);
+  constexpr bool kFifthBit = kCode == NibbleCode::fifth_bit;
+  const uint8_t* codes = gb + interleaved_nibble_codes(kCode);
   const __m256i fifth = kFifthBit ? load256(gb + kQ5_0InterleavedHighBits) : _mm256_setzero_si256();
   SubBlockDots<Isa> dots[T], rest[T];
   for (int i = 0; i < 4; ++i) {
-    nibble_quarter_dots<Isa, kFifthBit, T>(load256(codes + 32 * i), fifth, i, x, (i < 2 ? first : second) + 8 * (i % 2),
-                                           dots, rest);
+    nibble_quarter_dots<Isa, kCode, T>(load256(codes + 32 * i), fifth, i, x, (i < 2 ? first : second) + 8 * (i % 2),
+                                       dots, rest);
   }
   const __m256i one = Isa::kWideUnsigned ? _mm256_set1_epi32(1) : _mm256_set1_epi16(1);
   for (int t = 0; t < T; ++t) {
-    if constexpr (kFifthBit && !Isa::kWideUnsigned) {
+    if constexpr (kCode != NibbleCode::plain && !Isa::kWideUnsigned) {
       out[t] = _mm256_add_epi32(dots[t].scaled(one), rest[t].scaled(one));
     } else {
       out[t] = dots[t].scaled(one);
@@ -276,11 +298,19 @@ template <class F>
 constexpr size_t interleaved_q8_block_bytes() {
   if constexpr (std::is_same_v<F, Q8_0Format>) return kQ8_0InterleavedBlockBytes;
   if constexpr (std::is_same_v<F, Q5_0Format>) return kQ5_0InterleavedBlockBytes;
+  if constexpr (std::is_same_v<F, Mxfp4Format>) return kMxfp4InterleavedBlockBytes;
   return kQ4_0InterleavedBlockBytes;
 }
 
-// As matvec_k_interleaved, for Q4_0, Q5_0 and Q8_0: per block I = sum q x + kCodeOffset sum x, acc = fma(float(I),
-// d dx, acc), as their matrix-vector kernels in the file's layout (x86_q8_formats.h) compute it.
+// The block scales d of an interleaved block's 8 rows: f16s, or MXFP4's E8M0 exponents (kCustomScale).
+template <class F>
+inline __m256 interleaved_q8_scales(const uint8_t* gb) {
+  if constexpr (kCustomScale<F>) return e8m0_to_half_scales8(gb);
+  return _mm256_cvtph_ps(load128(gb));
+}
+
+// As matvec_k_interleaved, for Q4_0, Q5_0, MXFP4 and Q8_0: per block I = sum q x + kCodeOffset sum x, acc =
+// fma(float(I), d dx, acc), as their matrix-vector kernels in the file's layout (x86_q8_formats.h) compute it.
 template <class Isa, class F>
 void matvec_q8_interleaved(const MatmulProblem& p, const QuantizedActivations& a, size_t row_begin, size_t row_end) {
   constexpr size_t kBlockBytes = interleaved_q8_block_bytes<F>();
@@ -307,9 +337,9 @@ void matvec_q8_interleaved(const MatmulProblem& p, const QuantizedActivations& a
       if constexpr (std::is_same_v<F, Q8_0Format>) {
         q8_0_interleaved_dots<Isa, T>(gb, xq, first, second, dots);
       } else {
-        q4_0_interleaved_dots<Isa, std::is_same_v<F, Q5_0Format>, T>(gb, xq, first, second, dots);
+        q4_0_interleaved_dots<Isa, kNibbleCode<F>, T>(gb, xq, first, second, dots);
       }
-      const __m256 d = _mm256_cvtph_ps(load128(gb));
+      const __m256 d = interleaved_q8_scales<F>(gb);
       for (int t = 0; t < T; ++t) {
         if constexpr (kOffset != 0) dots[t] = _mm256_add_epi32(dots[t], _mm256_set1_epi32(kOffset * isums[t][b]));
         acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dots[t]), _mm256_mul_ps(d, _mm256_set1_ps(dx[t][b])), acc[t]);
@@ -707,6 +737,14 @@ inline void q4_0_unpack_words(const uint8_t* gb, size_t b, const GroupWords& wor
   }
 }
 
+// MXFP4: codebook values + 12 (as Mxfp4Format::codes gives them) and d from the E8M0 exponents.
+inline void mxfp4_unpack_words(const uint8_t* gb, size_t b, const GroupWords& words, const LaneOuts& out) {
+  for (int lane = 0; lane < 8; ++lane) out[lane].d[b] = basic_quant::mxfp4_scale(gb[lane]);
+  const __m256i table = mxfp4_table();
+  for (size_t i = 0; i < 4; ++i)
+    store_nibble_words(load256(gb + kMxfp4InterleavedCodes + 32 * i), words, i, table, true);
+}
+
 // Q8_0: codes (signed, or + 128 as unsigned with kFlip, as Q8_0Format::codes gives them) and d.
 template <bool kFlip>
 inline void q8_0_unpack_words(const uint8_t* gb, size_t b, const GroupWords& words, const LaneOuts& out) {
@@ -810,6 +848,7 @@ constexpr auto interleaved_unpack() {
   if constexpr (std::is_same_v<F, Iq4XsFormat>) return iq4xs_unpack_words<!F::template kSigned<Isa>>;
   if constexpr (std::is_same_v<F, Q4_0Format>) return q4_0_unpack_words<false>;
   if constexpr (std::is_same_v<F, Q5_0Format>) return q4_0_unpack_words<true>;
+  if constexpr (std::is_same_v<F, Mxfp4Format>) return mxfp4_unpack_words;
   if constexpr (std::is_same_v<F, Q8_0Format>) return q8_0_unpack_words<!F::template kSigned<Isa>>;
 }
 

@@ -207,6 +207,20 @@ struct Iq4NlFormat {
   }
 };
 
+// Eight E8M0 exponents (int32 lanes) as the floats 2^(e - 128): (e - 1) << 23 is that float's bit pattern for
+// e >= 2; e = 0 and 1 are the subnormals 2^-128 and 2^-127, bit patterns 0x00200000 << e.
+inline __m256 e8m0_to_half_scale(__m256i e) {
+  const __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
+  const __m256i subnormal = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);
+  const __m256i is_normal = _mm256_cmpgt_epi32(e, _mm256_set1_epi32(1));
+  return _mm256_castsi256_ps(_mm256_blendv_epi8(subnormal, normal, is_normal));
+}
+
+// The 8 E8M0 exponent bytes at e as 8 floats 2^(e - 128): the scales of 8 rows' MXFP4 blocks.
+inline __m256 e8m0_to_half_scales8(const uint8_t* e) {
+  return e8m0_to_half_scale(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(e))));
+}
+
 // MXFP4 (17 bytes: E8M0 e, qs[16]): value mxfp4_scale(e) * kMxfp4Values[q]. The codebook's magnitudes are at
 // most 12, so its values plus 12 are unsigned codes small enough for every Isa's byte dot (maddubs too).
 // The codebook plus 12, in both 128-bit lanes for the byte shuffle.
