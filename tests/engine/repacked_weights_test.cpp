@@ -103,20 +103,30 @@ INSTANTIATE_TEST_SUITE_P(Files, RepackedFixture,
 // Files of one type throughout (no Q6_K output), every matrix repacked.
 class RepackedPure : public ::testing::TestWithParam<const char*> {};
 
-TEST_P(RepackedPure, LogitsAreTheSameBitsAsFromTheFileLayout) {
-  auto bytes = test::synth_tiny(ModelArch::Llama, GetParam(), /*pure=*/true);
+// A model of `arch` in `type` gives the same logits, repacked at load or not, at 1 and 2 threads.
+void expect_repacking_changes_no_bit(ModelArch arch, const char* type, bool pure) {
+  auto bytes = test::synth_tiny(arch, type, pure);
   ASSERT_TRUE(bytes.ok()) << bytes.error().message;
-  auto plain = Model::from_bytes(*bytes, GetParam(), {.repack = false});
-  auto repacked = Model::from_bytes(std::move(*bytes), GetParam());
+  auto plain = Model::from_bytes(*bytes, type, {.repack = false});
+  auto repacked = Model::from_bytes(std::move(*bytes), type);
   ASSERT_TRUE(repacked.ok() && plain.ok());
   if (repacked->interleaved_bytes() == 0) GTEST_SKIP() << "no kernel on this CPU reads the interleaved layout";
   EXPECT_EQ(plain->interleaved_bytes(), 0u);
   for (unsigned threads : {1u, 2u}) EXPECT_EQ(logits_of(*repacked, threads), logits_of(*plain, 1)) << threads;
 }
 
+TEST_P(RepackedPure, LogitsAreTheSameBitsAsFromTheFileLayout) {
+  expect_repacking_changes_no_bit(ModelArch::Llama, GetParam(), /*pure=*/true);
+}
+
 INSTANTIATE_TEST_SUITE_P(Types, RepackedPure,
-                         ::testing::Values("q4_0", "q8_0", "q2_k", "q3_k_m", "iq4_xs", "q5_0", "q5_k_m"),
+                         ::testing::Values("q4_0", "q8_0", "q2_k", "q3_k_m", "iq4_xs", "q5_0", "q5_k_m", "mxfp4_moe"),
                          [](const auto& info) { return std::string(info.param); });
+
+// gpt-oss as it ships: every expert an MXFP4 matrix of its own, repacked, the rest Q8_0.
+TEST(RepackedGptOss, ExpertsInMxfp4GiveTheSameLogitsRepacked) {
+  expect_repacking_changes_no_bit(ModelArch::GptOss, "mxfp4_moe", /*pure=*/false);
+}
 
 // A tied output projection (token_embd read by the products and by the embedding lookup, as in Llama 3.2 1B):
 // repacked once, token_embd the same interleaved bytes, and every token's embedding the file row's.
