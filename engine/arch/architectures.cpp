@@ -1,4 +1,6 @@
-// ModelArch -> forward pass. A new architecture is a new file with its forward function, plus a line here.
+// ModelArch -> forward pass. A new architecture is a line here: the pre-norm decoder when its differences are tensors
+// a model has or not (biases, head norms, sinks), a new file with its forward function when its block is shaped
+// otherwise.
 #include "engine/arch/forward.h"
 
 namespace infertune {
@@ -6,17 +8,14 @@ namespace infertune {
 ArchForwardFn arch_forward(ModelArch arch) {
   switch (arch) {
     case ModelArch::Llama:
-      return forward_llama;
     case ModelArch::Qwen2:
     case ModelArch::Qwen2Moe:
-      return forward_qwen2;
-    case ModelArch::Gemma3:
-      return forward_gemma3;
     case ModelArch::Qwen3:
     case ModelArch::Qwen3Moe:
-      return forward_qwen3;
     case ModelArch::GptOss:
-      return forward_gpt_oss;
+      return forward_pre_norm_decoder;
+    case ModelArch::Gemma3:
+      return forward_gemma3;
   }
   return nullptr;
 }

@@ -1,8 +1,8 @@
 #pragma once
 // What an architecture's forward pass gets: the model, the context's KV cache, threads and scratch
 // buffers, and one ubatch of tokens with their positions, cache cells and attention lists (KvUbatch).
-// Each architecture is one file (llama.cpp, qwen2.cpp, ...) with one function of type ArchForwardFn;
-// architectures.cpp maps ModelArch to it.
+// A block shape is one file with one function of type ArchForwardFn (pre_norm_decoder.cpp: the architectures
+// whose differences are tensors a model has or not; gemma3.cpp); architectures.cpp maps ModelArch to it.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -92,11 +92,9 @@ struct ForwardBatch {
 // KvUbatch group lists: its sequence's, up to its position) and the requested logits.
 using ArchForwardFn = Status (*)(const ForwardPass& pass, const ForwardBatch& batch);
 
-Status forward_llama(const ForwardPass& pass, const ForwardBatch& batch);    // engine/arch/llama.cpp
-Status forward_qwen2(const ForwardPass& pass, const ForwardBatch& batch);    // engine/arch/qwen2.cpp
-Status forward_gemma3(const ForwardPass& pass, const ForwardBatch& batch);   // engine/arch/gemma3.cpp
-Status forward_qwen3(const ForwardPass& pass, const ForwardBatch& batch);    // engine/arch/qwen3.cpp
-Status forward_gpt_oss(const ForwardPass& pass, const ForwardBatch& batch);  // engine/arch/gpt_oss.cpp
+// llama, qwen2, qwen3, gpt-oss and their mixtures of experts: engine/arch/pre_norm_decoder.cpp
+Status forward_pre_norm_decoder(const ForwardPass& pass, const ForwardBatch& batch);
+Status forward_gemma3(const ForwardPass& pass, const ForwardBatch& batch);  // engine/arch/gemma3.cpp
 
 // The forward pass of an architecture (null for none).
 ArchForwardFn arch_forward(ModelArch arch);

@@ -59,9 +59,9 @@ void add_residual(std::span<float> x, std::span<const float> proj) {
 }
 
 void rms_norm_rows(std::span<const float> x, std::span<const float> gain, float eps, std::span<float> out) {
-  const OpTimer timer(ProfiledOp::norm);
   const size_t width = gain.size();
-  if (width == 0) return;
+  if (width == 0) return;  // a norm the model does not have: nothing to do, nothing to time
+  const OpTimer timer(ProfiledOp::norm);
   for (size_t start = 0; start + width <= x.size(); start += width) {
     rms_norm(x.subspan(start, width), gain, eps, out.subspan(start, width));
   }

@@ -39,7 +39,8 @@ Status embed_tokens(const WeightMatrix& table, std::span<const int32_t> tokens, 
 void add_residual(std::span<float> x, std::span<const float> proj);
 
 // out[t] = rms_norm(x[t]) * gain for every row; x, out: [n_tokens][gain.size()]; out may be x. With a
-// head-sized gain on [n_tokens][n_heads * head_dim] this normalizes every head (gemma3's query and key norms).
+// head-sized gain on [n_tokens][n_heads * head_dim] this normalizes every head (gemma3's query and key norms). An
+// empty gain (a norm the model does not have) does nothing.
 void rms_norm_rows(std::span<const float> x, std::span<const float> gain, float eps, std::span<float> out);
 
 // x *= factor, every value (gemma3 scales its embeddings by sqrt(n_embd)).

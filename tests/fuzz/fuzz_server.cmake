@@ -10,7 +10,8 @@ infertune_fuzz_library(fuzz_grammar
   LIBS fmt::fmt nlohmann_json::nlohmann_json)
 infertune_fuzz_library(fuzz_server
   SOURCES engine/server/chat_template.cpp engine/server/completion_request.cpp engine/server/json_fields.cpp
-          engine/server/output_constraint.cpp engine/server/reasoning_split.cpp engine/sampling/sampling_params.cpp
+          engine/server/harmony_split.cpp engine/server/output_constraint.cpp engine/server/reasoning_split.cpp
+          engine/sampling/sampling_params.cpp
   LIBS fuzz_grammar fmt::fmt nlohmann_json::nlohmann_json)
 
 infertune_fuzzer(chat_template_fuzz fuzz_server)
