@@ -221,10 +221,12 @@ void Vocab::keep_harmony_message_ends() {
   };
   const bool harmony = (is_eog("<|return|>") && (is_eog("<|call|>") || is_eog("<|calls|>"))) ||
                        ((is_eog("<|call|>") || is_eog("<|calls|>")) && is_eog("<|flush|>"));
-  const auto end = find("<|end|>");
-  if (!harmony || !end || !is_eog("<|end|>")) return;
-  eog_ids_.erase(std::find(eog_ids_.begin(), eog_ids_.end(), static_cast<int32_t>(*end)));
-  attrs_[*end] = kAttrUserDefined;
+  if (!harmony) return;
+  const auto is_end = [this](int32_t id) { return texts_[id] == "<|end|>"; };
+  for (int32_t id : eog_ids_) {
+    if (is_end(id)) attrs_[id] = kAttrUserDefined;
+  }
+  eog_ids_.erase(std::remove_if(eog_ids_.begin(), eog_ids_.end(), is_end), eog_ids_.end());
 }
 
 void Vocab::apply_family_attributes(const GgufFile& file) {

@@ -267,6 +267,17 @@ TEST(Tokenizer, HarmonyMessageEndDoesNotStopGeneration) {
   VocabSpec phi3 = spm_spec();
   const int32_t phi3_end = phi3.add("<|end|>", 0, kControl);
   EXPECT_TRUE(build_ok(phi3).is_end_of_generation(phi3_end));
+
+  // Two tokens with the text <|end|>, the EOS one not the first: both leave the end-of-generation set.
+  VocabSpec twice = spm_spec();
+  const int32_t first_end = twice.add("<|end|>", 0, kNormal);
+  twice.add("<|return|>", 0, kControl);
+  twice.add("<|call|>", 0, kControl);
+  const int32_t second_end = twice.add("<|end|>", 0, kControl);
+  twice.set("tokenizer.ggml.eos_token_id", GgufValue{uint32_t(second_end)});
+  const Tokenizer both = build_ok(twice);
+  EXPECT_FALSE(both.is_end_of_generation(first_end));
+  EXPECT_FALSE(both.is_end_of_generation(second_end));
 }
 
 // Files GgufWriter would refuse to write (it checks the types of known keys) are made with the test
