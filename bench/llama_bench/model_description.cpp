@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <initializer_list>
 #include <map>
 #include <utility>
 #include <vector>
@@ -115,25 +116,6 @@ std::string_view llama_size_class_of_qwen2(const ModelConfig& c) {
   }
 }
 
-std::string_view llama_size_class_of_gemma3(const ModelConfig& c) {
-  switch (c.n_layers) {
-    case 18:
-      return "270M";
-    case 26:
-      return "1B";
-    case 32:
-      return "8B";
-    case 34:
-      return "4B";
-    case 48:
-      return "12B";
-    case 62:
-      return "27B";
-    default:
-      return "?B";
-  }
-}
-
 std::string_view llama_size_class_of_qwen3(const ModelConfig& c) {
   switch (c.n_layers) {
     case 28:
@@ -149,37 +131,17 @@ std::string_view llama_size_class_of_qwen3(const ModelConfig& c) {
   }
 }
 
-std::string_view llama_size_class_of_qwen3moe(const ModelConfig& c) {
-  switch (c.n_layers) {
-    case 48:
-      return "30B.A3B";
-    case 94:
-      return "235B.A22B";
-    default:
-      return "?B";
-  }
-}
+// The architectures whose size llama.cpp tells by the block count alone: {n_layers, class} pairs.
+struct LayerCountClass {
+  uint32_t n_layers;
+  std::string_view size_class;
+};
 
-std::string_view llama_size_class_of_qwen2moe(const ModelConfig& c) {
-  switch (c.n_layers) {
-    case 24:
-      return "A2.7B";
-    case 28:
-      return "57B.A14B";
-    default:
-      return "?B";
+std::string_view size_class_by_layers(const ModelConfig& c, std::initializer_list<LayerCountClass> table) {
+  for (const LayerCountClass& entry : table) {
+    if (entry.n_layers == c.n_layers) return entry.size_class;
   }
-}
-
-std::string_view llama_size_class_of_gpt_oss(const ModelConfig& c) {
-  switch (c.n_layers) {
-    case 24:
-      return "20B";
-    case 36:
-      return "120B";
-    default:
-      return "?B";
-  }
+  return "?B";
 }
 
 }  // namespace
@@ -198,15 +160,15 @@ std::string_view llama_size_class(const ModelConfig& config) {
     case ModelArch::Qwen2:
       return llama_size_class_of_qwen2(config);
     case ModelArch::Gemma3:
-      return llama_size_class_of_gemma3(config);
+      return size_class_by_layers(config, {{18, "270M"}, {26, "1B"}, {32, "8B"}, {34, "4B"}, {48, "12B"}, {62, "27B"}});
     case ModelArch::Qwen3:
       return llama_size_class_of_qwen3(config);
     case ModelArch::Qwen3Moe:
-      return llama_size_class_of_qwen3moe(config);
+      return size_class_by_layers(config, {{48, "30B.A3B"}, {94, "235B.A22B"}});
     case ModelArch::Qwen2Moe:
-      return llama_size_class_of_qwen2moe(config);
+      return size_class_by_layers(config, {{24, "A2.7B"}, {28, "57B.A14B"}});
     case ModelArch::GptOss:
-      return llama_size_class_of_gpt_oss(config);
+      return size_class_by_layers(config, {{24, "20B"}, {36, "120B"}});
   }
   return "?B";
 }

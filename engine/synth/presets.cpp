@@ -72,9 +72,11 @@ ModelConfig with_shared_expert(ModelConfig c, uint32_t n_ff_shexp) {
   return c;
 }
 
-// gpt-oss: 64-wide heads, YaRN stretching a 4096-token rope 32 times, every other layer sliding over 128 positions.
+// gpt-oss: 64-wide heads, YaRN stretching a 4096-token rope (base 150000) 32 times, every other layer sliding over
+// 128 positions.
 ModelConfig gpt_oss(ModelConfig c, uint32_t head_dim, uint32_t sliding_window) {
   c.head_dim = c.head_dim_v = c.n_rot = head_dim;
+  c.rope_freq_base = 150000.0f;
   c.rope_scaling_type = "yarn";
   c.rope_scaling_factor = 32.0f;
   c.rope_scaling_orig_ctx = 4096;
@@ -265,10 +267,8 @@ Result<ResolvedModel> resolve_synth_model(const std::optional<std::string>& arch
     base = with_experts(base, kTinyExperts, kTinyExpertsUsed, kTinyExpertFfn);
   }
   if (base.arch == ModelArch::Qwen2Moe && !base.has_shared_expert()) base = with_shared_expert(base, base.n_ff);
-  if (base.arch == ModelArch::GptOss && base.sliding_window == 0) {
+  if (base.arch == ModelArch::GptOss && base.sliding_window == 0)
     base = gpt_oss(base, base.head_dim, kTinySlidingWindow);
-    base.rope_freq_base = 150000.0f;
-  }
   auto config = apply_overrides(std::move(base), overrides);
   if (!config) return config.error();
   return ResolvedModel{std::string(chosen->name), std::move(*config)};

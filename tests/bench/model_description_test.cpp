@@ -52,6 +52,12 @@ TEST(ModelDescription, SizeClassesOfQwen2Qwen3AndGemma3) {
   EXPECT_EQ(llama_size_class(shape(ModelArch::Gemma3, 18, 640)), "270M");
   EXPECT_EQ(llama_size_class(shape(ModelArch::Gemma3, 62, 5376)), "27B");
   EXPECT_EQ(llama_size_class(shape(ModelArch::Gemma3, 3)), "?B");
+  // The mixtures of experts, told by their block count alone.
+  EXPECT_EQ(llama_size_class(shape(ModelArch::Qwen3Moe, 48)), "30B.A3B");
+  EXPECT_EQ(llama_size_class(shape(ModelArch::Qwen2Moe, 24)), "A2.7B");
+  EXPECT_EQ(llama_size_class(shape(ModelArch::GptOss, 24)), "20B");
+  EXPECT_EQ(llama_size_class(shape(ModelArch::GptOss, 36)), "120B");
+  EXPECT_EQ(llama_size_class(shape(ModelArch::GptOss, 4)), "?B");
   EXPECT_EQ(llama_size_class(shape(ModelArch::Qwen3, 28, 1024)), "0.6B");
   EXPECT_EQ(llama_size_class(shape(ModelArch::Qwen3, 28, 2048)), "1.7B");
   EXPECT_EQ(llama_size_class(shape(ModelArch::Qwen3, 36, 2560)), "4B");

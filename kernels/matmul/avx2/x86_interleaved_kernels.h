@@ -111,8 +111,9 @@ inline void nibble_quarter_dots(__m256i q, __m256i fifth, int i, const PassCodes
     hi = _mm256_or_si256(hi, move_bit(fifth, 4 + i, 4));
   }
   if constexpr (kCode == NibbleCode::mxfp4) {
-    lo = _mm256_shuffle_epi8(mxfp4_table(), lo);
-    hi = _mm256_shuffle_epi8(mxfp4_table(), hi);
+    const __m256i table = mxfp4_table();
+    lo = _mm256_shuffle_epi8(table, lo);
+    hi = _mm256_shuffle_epi8(table, hi);
   }
   const bool to_rest = kCode != NibbleCode::plain && !Isa::kWideUnsigned && i >= 2;
   for (int t = 0; t < T; ++t) {

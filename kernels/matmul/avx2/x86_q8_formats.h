@@ -186,6 +186,17 @@ inline __m256i iq4_table(bool flip = false) {
   return flip ? flip_sign_bits(t) : t;
 }
 
+// The codebook formats' codes: each nibble of the 16 bytes at qs looked up in `table` (a 16-byte codebook in both
+// 128-bit lanes); one block's codes, or a pair's as pair_nibbles lays them out.
+inline __m256i codebook_codes(__m256i table, const uint8_t* qs) {
+  return _mm256_shuffle_epi8(table, unpack_nibbles(qs));
+}
+inline void codebook_pair_codes(__m256i table, const uint8_t* qs0, const uint8_t* qs1, __m256i& lo, __m256i& hi) {
+  pair_nibbles(qs0, qs1, lo, hi);
+  lo = _mm256_shuffle_epi8(table, lo);
+  hi = _mm256_shuffle_epi8(table, hi);
+}
+
 // IQ4_NL (18 bytes: f16 d, qs[16]): value d * kIq4Values[q].
 struct Iq4NlFormat {
   static constexpr size_t kBytes = 18;
@@ -196,14 +207,11 @@ struct Iq4NlFormat {
   static constexpr int kCodeOffset = kSigned<Isa> ? 0 : -128;
   template <class Isa>
   static __m256i codes(const uint8_t* blk) {
-    return _mm256_shuffle_epi8(iq4_table(!kSigned<Isa>), unpack_nibbles(blk + 2));
+    return codebook_codes(iq4_table(!kSigned<Isa>), blk + 2);
   }
   template <class Isa>
   static void pair_codes(const uint8_t* b0, const uint8_t* b1, __m256i& lo, __m256i& hi) {
-    const __m256i table = iq4_table(!kSigned<Isa>);
-    pair_nibbles(b0 + 2, b1 + 2, lo, hi);
-    lo = _mm256_shuffle_epi8(table, lo);
-    hi = _mm256_shuffle_epi8(table, hi);
+    codebook_pair_codes(iq4_table(!kSigned<Isa>), b0 + 2, b1 + 2, lo, hi);
   }
 };
 
@@ -246,14 +254,11 @@ struct Mxfp4Format {
   static float scale(const uint8_t* blk) { return basic_quant::mxfp4_scale(blk[0]); }
   template <class Isa>
   static __m256i codes(const uint8_t* blk) {
-    return _mm256_shuffle_epi8(mxfp4_table(), unpack_nibbles(blk + 1));
+    return codebook_codes(mxfp4_table(), blk + 1);
   }
   template <class Isa>
   static void pair_codes(const uint8_t* b0, const uint8_t* b1, __m256i& lo, __m256i& hi) {
-    const __m256i table = mxfp4_table();
-    pair_nibbles(b0 + 1, b1 + 1, lo, hi);
-    lo = _mm256_shuffle_epi8(table, lo);
-    hi = _mm256_shuffle_epi8(table, hi);
+    codebook_pair_codes(mxfp4_table(), b0 + 1, b1 + 1, lo, hi);
   }
 };
 

@@ -7,27 +7,12 @@
 
 #include "engine/server/harmony_split.h"
 #include "engine/server/reasoning_split.h"
+#include "split_streaming.h"
 
 namespace infertune {
 namespace {
 
 SplitText whole(std::string_view text) { return HarmonySplit().finish(text); }
-
-SplitText streamed(std::string_view text, const std::vector<size_t>& cuts) {
-  HarmonySplit split;
-  SplitText joined;
-  size_t from = 0;
-  for (size_t cut : cuts) {
-    const SplitText part = split.push(text.substr(from, cut - from));
-    joined.reasoning += part.reasoning;
-    joined.content += part.content;
-    from = cut;
-  }
-  const SplitText last = split.finish(text.substr(from));
-  joined.reasoning += last.reasoning;
-  joined.content += last.content;
-  return joined;
-}
 
 TEST(HarmonySplit, AnalysisIsReasoningAndOtherChannelsAreTheAnswer) {
   struct Case {
@@ -67,14 +52,7 @@ TEST(HarmonySplit, AnyCutOfTheStreamSplitsAsTheWholeText) {
   };
   for (const std::string& text : texts) {
     SCOPED_TRACE(text);
-    const SplitText want = whole(text);
-    for (size_t i = 0; i <= text.size(); ++i) {
-      for (size_t j = i; j <= text.size(); ++j) {
-        const SplitText got = streamed(text, {i, j});
-        ASSERT_EQ(got.reasoning, want.reasoning) << "cut at " << i << ", " << j;
-        ASSERT_EQ(got.content, want.content) << "cut at " << i << ", " << j;
-      }
-    }
+    test::expect_every_two_cuts_split_as_whole(text, [] { return HarmonySplit(); });
   }
 }
 
