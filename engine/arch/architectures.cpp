@@ -13,6 +13,7 @@ ArchForwardFn arch_forward(ModelArch arch) {
     case ModelArch::Qwen3:
     case ModelArch::Qwen3Moe:
     case ModelArch::GptOss:
+    case ModelArch::Phi3:
       return forward_pre_norm_decoder;
     case ModelArch::Gemma3:
       return forward_gemma3;

@@ -1,5 +1,5 @@
-// The pre-norm decoder block that llama, qwen2, qwen3 and gpt-oss share (and their mixture-of-experts forms qwen2moe,
-// qwen3moe, Mixtral-style llama):
+// The pre-norm decoder block that llama, qwen2, qwen3, gpt-oss and phi3 share (and their mixture-of-experts forms
+// qwen2moe, qwen3moe, Mixtral-style llama):
 //   x += W_o · attention(rope(qk_norm(W_q · norm(x) + b_q)), rope(qk_norm(W_k · norm(x) + b_k)), W_v · norm(x) + b_v) +
 //   b_o x += ffn(norm(x))
 // with RMSNorm, grouped KV heads, the output projection tied to token_embd when output.weight is absent. What the
@@ -12,6 +12,9 @@
 //            attention.key_length; qwen3moe: experts
 //   gpt-oss  biases on every projection, an attention sink per query head, the even layers sliding over the last
 //            sliding_window positions, YaRN rope, and experts with biases and the clamped SwiGLU
+//   phi3     q/k/v and gate/up stored fused (the loader cuts them into the same matrices: engine/model/model.h), NEOX
+//            rope, LongRoPE's long or short frequency factors by context length (in pass.rope), rotation of only the
+//            first rope.dimension_count dimensions of a head (Phi-4-mini)
 // The feed-forward is silu_ffn's (engine/arch/expert_ffn.h): dense SwiGLU, or the experts.
 #include "engine/arch/expert_ffn.h"
 #include "engine/arch/forward.h"

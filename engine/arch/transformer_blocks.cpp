@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 #include "engine/arch/activation_observer.h"
 #include "engine/arch/attention_split.h"
@@ -135,8 +136,12 @@ Status quantize_input(const ParallelFor& threads, std::initializer_list<const We
     return fail("{}: {}", first.name, s.error().message);
   }
   if (ActivationObserver* observer = activation_observer()) {
-    for (const WeightMatrix* w : readers)
-      observer->observe(w->name, x.first(n_tokens * first.n_cols), n_tokens, first.n_cols);
+    std::string_view previous;
+    for (const WeightMatrix* w : readers) {
+      // The parts of a fused matrix (phi3's q/k/v) carry its name: one input, observed once.
+      if (w->name != previous) observer->observe(w->name, x.first(n_tokens * first.n_cols), n_tokens, first.n_cols);
+      previous = w->name;
+    }
   }
   // Token ranges on whole activation panels, so that no two threads write into one panel.
   const OpTimer timer(ProfiledOp::quantize);
@@ -509,10 +514,18 @@ Status ForwardScratch::reserve(const ModelConfig& c, size_t n_tokens) {
   const ForwardScratchSizes sizes = forward_scratch_sizes(c, n_tokens);
   try {
     using Buffer = std::pair<std::vector<float>*, size_t>;
-    for (auto [buffer, size] : std::initializer_list<Buffer>{
-             {&x, sizes.x}, {&xn, sizes.xn}, {&q, sizes.q}, {&k, sizes.k}, {&v, sizes.v}, {&attn, sizes.attn},
-             {&gate, sizes.gate}, {&up, sizes.up}, {&proj, sizes.proj}, {&router, sizes.router},
-             {&expert_x, sizes.expert_x}, {&expert_out, sizes.expert_out}}) {
+    for (auto [buffer, size] : std::initializer_list<Buffer>{{&x, sizes.x},
+                                                             {&xn, sizes.xn},
+                                                             {&q, sizes.q},
+                                                             {&k, sizes.k},
+                                                             {&v, sizes.v},
+                                                             {&attn, sizes.attn},
+                                                             {&gate, sizes.gate},
+                                                             {&up, sizes.up},
+                                                             {&proj, sizes.proj},
+                                                             {&router, sizes.router},
+                                                             {&expert_x, sizes.expert_x},
+                                                             {&expert_out, sizes.expert_out}}) {
       buffer->resize(size);
     }
   } catch (const std::bad_alloc&) {

@@ -10,9 +10,11 @@
 namespace infertune {
 namespace {
 
-// The model's rope metadata under the caller's overrides (rope_setup.h), errors prefixed with the file.
-Result<RopeParams> rope_params_for(const Model& model, const RopeOverrides& overrides) {
-  auto rope = resolve_rope(model.config(), model.weights().rope_freqs, overrides);
+// The model's rope metadata under the caller's overrides (rope_setup.h), for a context of n_ctx cells (phi3's LongRoPE
+// factors depend on it); errors prefixed with the file.
+Result<RopeParams> rope_params_for(const Model& model, const RopeOverrides& overrides, uint32_t n_ctx) {
+  const auto factors = rope_freq_factors(model.config(), model.weights(), n_ctx);
+  auto rope = resolve_rope(model.config(), factors, overrides);
   if (!rope) return fail("{}: {}", model.file().source_name(), rope.error().message);
   return rope;
 }
@@ -23,10 +25,10 @@ Result<Context> Context::create(const Model& model, const ContextParams& params)
   const ModelConfig& c = model.config();
   const ArchForwardFn forward = arch_forward(c.arch);
   if (!forward) return fail("architecture {} has no forward pass", c.arch);
-  auto rope = rope_params_for(model, params.rope);
-  if (!rope) return rope.error();
   ContextParams p = params;
   if (p.n_ctx == 0) p.n_ctx = kDefaultContext;
+  auto rope = rope_params_for(model, params.rope, p.n_ctx);
+  if (!rope) return rope.error();
   if (p.n_batch == 0) p.n_batch = kDefaultBatch;
   if (p.n_ubatch == 0) p.n_ubatch = kDefaultUbatch;
   p.n_ubatch = std::min(p.n_ubatch, p.n_batch);

@@ -52,6 +52,15 @@ Status validate(const RopeOverrides& o) {
   return {};
 }
 
+std::span<const float> rope_freq_factors(const ModelConfig& c, const ModelWeights& weights, uint32_t n_ctx) {
+  if (!weights.rope_freqs.empty()) return weights.rope_freqs;
+  if (!c.has_longrope_factors) return {};
+  constexpr uint64_t kLlamaCppContextPad = 256;
+  const uint64_t padded = (uint64_t{n_ctx} + kLlamaCppContextPad - 1) / kLlamaCppContextPad * kLlamaCppContextPad;
+  const uint32_t original = c.rope_scaling_orig_ctx != 0 ? c.rope_scaling_orig_ctx : c.n_ctx_train;
+  return padded > original ? weights.rope_factors_long : weights.rope_factors_short;
+}
+
 Result<RopeParams> resolve_rope(const ModelConfig& c, std::span<const float> freq_factors, const RopeOverrides& o) {
   if (Status s = validate(o); !s) return s.error();
   const auto file_scaling = rope_scaling_from_name(c.rope_scaling_type);

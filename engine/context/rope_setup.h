@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/model/model.h"
 #include "engine/model/model_config.h"
 #include "kernels/ops/rope.h"
 #include "kernels/result.h"
@@ -41,6 +42,13 @@ struct RopeOverrides {
 // Checks the set fields (positive and finite; ext_factor may be 0); errors name the flag, e.g.
 // "--rope-freq-base -1: must be positive and finite".
 Status validate(const RopeOverrides& overrides);
+
+// The frequency divisors a context of n_ctx cells rotates with: rope_freqs.weight when the model has it (llama-3);
+// phi3's LongRoPE long factors when the context is longer than the one the model was trained with first
+// (rope.scaling.original_context_length, else context_length), the short ones otherwise; none without either. The
+// context is rounded up to a multiple of 256 cells for the comparison, as llama.cpp rounds its own, so that the two
+// engines pick the same factors for the same -c.
+std::span<const float> rope_freq_factors(const ModelConfig& config, const ModelWeights& weights, uint32_t n_ctx);
 
 // The rope of `config` under `overrides` (validated here). freq_factors: [n_rot / 2] or empty, and must
 // outlive the result. Errors on invalid overrides and on a rope scaling type other than none/linear/yarn.

@@ -11,7 +11,24 @@ namespace infertune {
 namespace {
 
 // A dimension as a function of the config, so that the tables below stay plain data.
-enum class Dim { None, Embd, Vocab, QDim, KDim, VDim, AttnOut, Ff, RopeHalf, HeadDim, Head, Expert, FfExp, FfShexp };
+enum class Dim {
+  None,
+  Embd,
+  Vocab,
+  QDim,
+  KDim,
+  VDim,
+  QkvDim,
+  AttnOut,
+  Ff,
+  FfPair,
+  RopeHalf,
+  HeadDim,
+  Head,
+  Expert,
+  FfExp,
+  FfShexp
+};
 
 struct TensorTemplate {
   std::string_view name;  // without the "blk.N." prefix
@@ -62,6 +79,14 @@ constexpr std::array kGptOssAttention = {
     TensorTemplate{"attn_sinks.weight", TensorRole::AttnSinks, Dim::Head, Dim::None, "[n_head]"},
 };
 
+// phi3: q, k and v as one matrix (llama.cpp's converter fuses them so; the loader cuts it into three views).
+constexpr std::array kPhi3Attention = {
+    kAttnNorm,
+    TensorTemplate{"attn_qkv.weight", TensorRole::AttnQkv, Dim::Embd, Dim::QkvDim,
+                   "[n_embd, n_head * head_dim + 2 * n_head_kv * head_dim]"},
+    kAttnOutput,
+};
+
 // qwen3, qwen3moe: an RMSNorm on each query and key head, before rope.
 constexpr std::array kQkNormAttention = {kAttnNorm, kAttnQ, kAttnK, kAttnV, kAttnQNorm, kAttnKNorm, kAttnOutput};
 
@@ -82,6 +107,13 @@ constexpr std::array kDenseFfn = {
     TensorTemplate{"ffn_gate.weight", TensorRole::FfnGate, Dim::Embd, Dim::Ff, "[n_embd, n_ff]"},
     TensorTemplate{"ffn_up.weight", TensorRole::FfnUp, Dim::Embd, Dim::Ff, "[n_embd, n_ff]"},
     TensorTemplate{"ffn_down.weight", TensorRole::FfnDown, Dim::Ff, Dim::Embd, "[n_ff, n_embd]"},
+};
+
+// phi3: the gate and up projections as one matrix named ffn_up, the gate's rows first.
+constexpr std::array kPhi3Ffn = {
+    kDenseFfn[0],
+    TensorTemplate{"ffn_up.weight", TensorRole::FfnGateUp, Dim::Embd, Dim::FfPair, "[n_embd, 2 * n_ff]"},
+    kDenseFfn[3],
 };
 
 // gemma3: the dense feed-forward with an RMSNorm on its output.
@@ -121,6 +153,10 @@ constexpr std::array kBiasedExpertFfn = {
 // Outside the blocks; the same for every architecture.
 constexpr TensorTemplate kRopeFreqs{"rope_freqs.weight", TensorRole::RopeFreqs, Dim::RopeHalf, Dim::None,
                                     "[n_rot / 2]"};
+constexpr TensorTemplate kRopeFactorsLong{"rope_factors_long.weight", TensorRole::RopeFactorsLong, Dim::RopeHalf,
+                                          Dim::None, "[n_rot / 2]"};
+constexpr TensorTemplate kRopeFactorsShort{"rope_factors_short.weight", TensorRole::RopeFactorsShort, Dim::RopeHalf,
+                                           Dim::None, "[n_rot / 2]"};
 constexpr TensorTemplate kTokenEmbd{"token_embd.weight", TensorRole::TokenEmbedding, Dim::Embd, Dim::Vocab,
                                     "[n_embd, n_vocab]"};
 constexpr TensorTemplate kOutputNorm{"output_norm.weight", TensorRole::OutputNorm, Dim::Embd, Dim::None, "[n_embd]"};
@@ -153,12 +189,15 @@ std::span<const TensorTemplate> attention_table(ModelArch arch) {
       return kQkNormAttention;
     case ModelArch::GptOss:
       return kGptOssAttention;
+    case ModelArch::Phi3:
+      return kPhi3Attention;
   }
   return kLlamaAttention;
 }
 
 std::span<const TensorTemplate> ffn_table(const ModelConfig& c) {
   if (c.arch == ModelArch::GptOss) return kBiasedExpertFfn;
+  if (c.arch == ModelArch::Phi3) return kPhi3Ffn;
   if (c.has_shared_expert()) return kSharedExpertFfn;
   if (c.is_moe()) return kExpertFfn;
   return c.arch == ModelArch::Gemma3 ? std::span<const TensorTemplate>(kGemma3Ffn) : kDenseFfn;
@@ -178,10 +217,14 @@ uint64_t dim_value(Dim dim, const ModelConfig& c) {
       return c.k_dim();
     case Dim::VDim:
       return c.v_dim();
+    case Dim::QkvDim:
+      return uint64_t{c.q_dim()} + c.k_dim() + c.v_dim();
     case Dim::AttnOut:
       return c.attn_out_dim();
     case Dim::Ff:
       return c.n_ff;
+    case Dim::FfPair:
+      return 2 * uint64_t{c.n_ff};
     case Dim::RopeHalf:
       return c.n_rot / 2;
     case Dim::HeadDim:
@@ -218,6 +261,10 @@ std::string_view tensor_role_name(TensorRole role) {
       return "token_embd";
     case TensorRole::RopeFreqs:
       return "rope_freqs";
+    case TensorRole::RopeFactorsLong:
+      return "rope_factors_long";
+    case TensorRole::RopeFactorsShort:
+      return "rope_factors_short";
     case TensorRole::OutputNorm:
       return "output_norm";
     case TensorRole::Output:
@@ -230,6 +277,8 @@ std::string_view tensor_role_name(TensorRole role) {
       return "attn_k";
     case TensorRole::AttnV:
       return "attn_v";
+    case TensorRole::AttnQkv:
+      return "attn_qkv";
     case TensorRole::AttnQBias:
       return "attn_q.bias";
     case TensorRole::AttnKBias:
@@ -253,6 +302,7 @@ std::string_view tensor_role_name(TensorRole role) {
     case TensorRole::FfnGate:
       return "ffn_gate";
     case TensorRole::FfnUp:
+    case TensorRole::FfnGateUp:
       return "ffn_up";
     case TensorRole::FfnDown:
       return "ffn_down";
@@ -312,12 +362,18 @@ bool is_expert_role(TensorRole role) {
   return role == TensorRole::FfnGateExps || role == TensorRole::FfnUpExps || role == TensorRole::FfnDownExps;
 }
 
+bool is_fused_role(TensorRole role) { return role == TensorRole::AttnQkv || role == TensorRole::FfnGateUp; }
+
 std::vector<TensorSpec> expected_tensors(const ModelConfig& config) {
   const auto attention = attention_table(config.arch);
   const auto ffn = ffn_table(config);
   std::vector<TensorSpec> specs;
-  specs.reserve(3 + (attention.size() + ffn.size()) * config.n_layers + 1);
+  specs.reserve(6 + (attention.size() + ffn.size()) * config.n_layers);
   if (config.has_rope_freqs) specs.push_back(instantiate(kRopeFreqs, config, -1));
+  if (config.has_longrope_factors) {
+    specs.push_back(instantiate(kRopeFactorsLong, config, -1));
+    specs.push_back(instantiate(kRopeFactorsShort, config, -1));
+  }
   specs.push_back(instantiate(kTokenEmbd, config, -1));
   for (uint32_t layer = 0; layer < config.n_layers; ++layer) {
     for (const auto table : {attention, ffn}) {

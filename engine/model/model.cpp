@@ -153,6 +153,43 @@ Result<std::vector<WeightMatrix>> bind_experts(const GgufFile& file, const Tenso
   return experts;
 }
 
+// A fused matrix's parts, in its row order, each with its row count: attn_qkv is q, k, v; phi3's ffn_up is gate, up.
+struct FusedPart {
+  WeightMatrix* slot;
+  uint64_t n_rows;
+};
+
+std::vector<FusedPart> fused_parts(ModelWeights& w, const ModelConfig& c, const TensorSpec& spec) {
+  if (spec.layer < 0) return {};
+  LayerWeights& l = w.layers[static_cast<size_t>(spec.layer)];
+  switch (spec.role) {
+    case TensorRole::AttnQkv:
+      return {{&l.attn_q, c.q_dim()}, {&l.attn_k, c.k_dim()}, {&l.attn_v, c.v_dim()}};
+    case TensorRole::FfnGateUp:
+      return {{&l.ffn_gate, c.n_ff}, {&l.ffn_up, c.n_ff}};
+    default:
+      return {};
+  }
+}
+
+// A fused matrix cut into its parts: each is a run of whole rows, under the stored tensor's name (an importance
+// matrix and error messages refer to what the file has).
+Status bind_fused(const GgufFile& file, const TensorSpec& spec, std::span<const FusedPart> parts) {
+  auto whole = bind_matrix(file, spec);
+  if (!whole) return whole.error();
+  if (Status s = check_matmul_type(*whole); !s) return s;
+  const size_t row_bytes = whole->data.size() / whole->n_rows;
+  uint64_t first_row = 0;
+  for (const FusedPart& part : parts) {
+    WeightMatrix m = *whole;
+    m.n_rows = part.n_rows;
+    m.data = whole->data.subspan(first_row * row_bytes, part.n_rows * row_bytes);
+    *part.slot = std::move(m);
+    first_row += part.n_rows;
+  }
+  return {};
+}
+
 std::vector<float>* vector_slot(ModelWeights& w, const TensorSpec& spec) {
   if (spec.layer < 0) {
     switch (spec.role) {
@@ -160,6 +197,10 @@ std::vector<float>* vector_slot(ModelWeights& w, const TensorSpec& spec) {
         return &w.output_norm;
       case TensorRole::RopeFreqs:
         return &w.rope_freqs;
+      case TensorRole::RopeFactorsLong:
+        return &w.rope_factors_long;
+      case TensorRole::RopeFactorsShort:
+        return &w.rope_factors_short;
       default:
         return nullptr;
     }
@@ -262,6 +303,8 @@ Status Model::bind_weights() {
       } else if (!has_reference_codec(slot->type)) {
         return fail("tensor '{}': type {} cannot be decoded", spec.name, ggml_type_name(slot->type));
       }
+    } else if (const auto parts = fused_parts(weights_, config_, spec); !parts.empty()) {
+      if (Status s = bind_fused(file_, spec, parts); !s) return s;
     } else if (std::vector<WeightMatrix>* experts = expert_slot(weights_, spec)) {
       auto bound = bind_experts(file_, spec);
       if (!bound) return bound.error();

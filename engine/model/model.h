@@ -21,8 +21,9 @@
 
 namespace infertune {
 
-// A 2-D weight in its GGUF layout: n_rows rows of n_cols values of `type` (ggml dims [n_cols, n_rows]), or
-// one expert's slice of a 3-D stack.
+// A 2-D weight in its GGUF layout: n_rows rows of n_cols values of `type` (ggml dims [n_cols, n_rows]), one
+// expert's slice of a 3-D stack, or a run of rows of a fused matrix (phi3's attn_qkv: q, k, v; its ffn_up: gate, up),
+// which keeps the stored tensor's name.
 struct WeightMatrix {
   std::string name;  // "blk.0.attn_q.weight"
   GgmlType type = GgmlType::F32;
@@ -86,11 +87,13 @@ struct LayerWeights {
 };
 
 struct ModelWeights {
-  WeightMatrix token_embd;           // [n_vocab][n_embd]
-  std::vector<float> output_norm;    // [n_embd]
-  WeightMatrix output;               // [n_vocab][n_embd]; the same bytes as token_embd when tied
-  std::vector<float> rope_freqs;     // [n_rot / 2] frequency divisors, empty when absent
-  std::vector<LayerWeights> layers;  // [n_layers]
+  WeightMatrix token_embd;                // [n_vocab][n_embd]
+  std::vector<float> output_norm;         // [n_embd]
+  WeightMatrix output;                    // [n_vocab][n_embd]; the same bytes as token_embd when tied
+  std::vector<float> rope_freqs;          // [n_rot / 2] frequency divisors, empty when absent
+  std::vector<float> rope_factors_long;   // [n_rot / 2] phi3's LongRoPE divisors past the original context, or empty
+  std::vector<float> rope_factors_short;  // [n_rot / 2] and within it
+  std::vector<LayerWeights> layers;       // [n_layers]
 };
 
 struct ModelLoadOptions {

@@ -22,7 +22,7 @@ constexpr ArchName kArchNames[] = {
     {ModelArch::Llama, "llama", RopeStyle::Interleaved}, {ModelArch::Qwen2, "qwen2", RopeStyle::Neox},
     {ModelArch::Gemma3, "gemma3", RopeStyle::Neox},      {ModelArch::Qwen3, "qwen3", RopeStyle::Neox},
     {ModelArch::Qwen3Moe, "qwen3moe", RopeStyle::Neox},  {ModelArch::Qwen2Moe, "qwen2moe", RopeStyle::Neox},
-    {ModelArch::GptOss, "gpt-oss", RopeStyle::Neox},
+    {ModelArch::GptOss, "gpt-oss", RopeStyle::Neox},     {ModelArch::Phi3, "phi3", RopeStyle::Neox},
 };
 
 // Reads the `{arch}.*` keys of one file; every error names the full key.
@@ -199,6 +199,8 @@ Status read_hparams(const GgufFile& file, ModelConfig& c) {
   if (Status s = read_experts(keys, c); !s) return s;
   if (c.arch == ModelArch::Gemma3) return read_gemma3(keys, c);
   if (c.arch == ModelArch::GptOss) return read_gpt_oss(keys, c);
+  // phi3's attention.sliding_window (2047 in Phi-3-mini-4k) is not read: llama.cpp turns it off for phi3 (the files
+  // do not say which layers slide), and a model should give the answers llama.cpp gives.
   return {};
 }
 
@@ -336,6 +338,9 @@ Result<ModelConfig> read_model_config_unprefixed(const GgufFile& file) {
   const KeyReader keys(file, c.arch);
   c.tied_output = file.find_tensor("output.weight") == nullptr;
   c.has_rope_freqs = file.find_tensor("rope_freqs.weight") != nullptr;
+  // Either one expects both: the tensor table then names the one missing.
+  c.has_longrope_factors = file.find_tensor("rope_factors_long.weight") != nullptr ||
+                           file.find_tensor("rope_factors_short.weight") != nullptr;
   if (Status s = read_vocab_size(file, keys, c); !s) return s.error();
   if (Status s = check_tokenizer_arrays(file, c); !s) return s.error();
   if (Status s = read_special_tokens(file, c); !s) return s.error();

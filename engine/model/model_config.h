@@ -14,10 +14,10 @@
 
 namespace infertune {
 
-enum class ModelArch { Llama, Qwen2, Gemma3, Qwen3, Qwen3Moe, Qwen2Moe, GptOss };
+enum class ModelArch { Llama, Qwen2, Gemma3, Qwen3, Qwen3Moe, Qwen2Moe, GptOss, Phi3 };
 
 // How rotary embeddings pair up the dimensions of a head: llama rotates interleaved pairs (2i, 2i+1),
-// qwen2, qwen2moe, qwen3, qwen3moe, gemma3 and gpt-oss ("NEOX" style) rotate the halves (i, i + n_rot/2).
+// qwen2, qwen2moe, qwen3, qwen3moe, gemma3, gpt-oss and phi3 ("NEOX" style) rotate the halves (i, i + n_rot/2).
 enum class RopeStyle { Interleaved, Neox };
 
 std::string_view model_arch_name(ModelArch arch);  // "llama", the GGUF general.architecture value
@@ -85,6 +85,10 @@ struct ModelConfig {
   uint32_t pooling_type = 0;
   bool causal_attention = true;  // {arch}.attention.causal; false: bidirectional (embedding models; Context checks)
   bool has_rope_freqs = false;   // rope_freqs.weight present (llama-3 style frequency factors)
+  // rope_factors_long.weight and rope_factors_short.weight present (phi3's LongRoPE): a context longer than the
+  // original one (rope.scaling.original_context_length) divides the frequencies by the long factors, else by the
+  // short ones (engine/context/rope_setup.h).
+  bool has_longrope_factors = false;
   SpecialTokens tokens;
   std::optional<uint32_t> file_type;  // general.file_type (llama.cpp's LLAMA_FTYPE numbering)
 

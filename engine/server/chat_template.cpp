@@ -15,14 +15,18 @@ struct FamilyInfo {
   std::array<std::string_view, 2> markers;  // all present in a template of the family ("" = none)
 };
 
-// In the order a template is tested: a template with <|im_start|> is chatml whatever else it mentions.
-constexpr std::array<FamilyInfo, 8> kFamilies = {{
+// In the order a template is tested: a template with <|im_start|> is chatml whatever else it mentions, unless it
+// separates the role with <|im_sep|> (Phi-4).
+constexpr std::array<FamilyInfo, 10> kFamilies = {{
+    {ChatFamily::phi4, "phi4", {"<|im_start|>", "<|im_sep|>"}},
     {ChatFamily::chatml, "chatml", {"<|im_start|>", ""}},
     {ChatFamily::harmony, "gpt-oss", {"<|start|>", "<|channel|>"}},
     {ChatFamily::deepseek3, "deepseek3", {"<｜User｜>", "<｜Assistant｜>"}},
     {ChatFamily::llama3, "llama3", {"<|start_header_id|>", "<|eot_id|>"}},
     {ChatFamily::gemma, "gemma", {"<start_of_turn>", ""}},
     {ChatFamily::phi3, "phi3", {"<|user|>", "<|end|>"}},
+    // Phi-4-mini's template writes each role's marker from the role's name, so only the reply's is in its source.
+    {ChatFamily::phi4_mini, "phi4-mini", {"<|assistant|>", "<|end|>"}},
     {ChatFamily::llama2, "llama2", {"<<SYS>>", "[INST]"}},
     {ChatFamily::mistral, "mistral", {"[INST]", ""}},
 }};
@@ -35,8 +39,9 @@ struct FamilyTokens {
   std::array<std::string_view, 2> tokens;  // both in the vocabulary
 };
 
-constexpr std::array<FamilyTokens, 6> kFamilyTokens = {{
+constexpr std::array<FamilyTokens, 7> kFamilyTokens = {{
     {ChatFamily::harmony, {"<|start|>", "<|channel|>"}},
+    {ChatFamily::phi4, {"<|im_start|>", "<|im_sep|>"}},
     {ChatFamily::deepseek3, {"<｜User｜>", "<｜Assistant｜>"}},
     {ChatFamily::gemma, {"<start_of_turn>", "<end_of_turn>"}},
     {ChatFamily::llama3, {"<|start_header_id|>", "<|eot_id|>"}},
@@ -176,6 +181,34 @@ Result<std::string> render_phi3(std::span<const ChatMessage> messages, bool /*ge
   return out;
 }
 
+// Phi-4's: chatml with <|im_sep|> after the role instead of a newline, and nothing between turns.
+Result<std::string> render_phi4(std::span<const ChatMessage> messages, bool generation) {
+  std::string out;
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const ChatMessage& m = messages[i];
+    if (m.role != "system" && m.role != "user" && m.role != "assistant") {
+      return unsupported_role(m, i, ChatFamily::phi4, "system, user, assistant").error();
+    }
+    out += fmt::format("<|im_start|>{}<|im_sep|>{}<|im_end|>", m.role, m.content);
+  }
+  if (generation) out += "<|im_start|>assistant<|im_sep|>";
+  return out;
+}
+
+// Phi-4-mini's: phi3's markers with nothing between them and the content, the reply opened at the end only.
+Result<std::string> render_phi4_mini(std::span<const ChatMessage> messages, bool generation) {
+  std::string out;
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const ChatMessage& m = messages[i];
+    if (m.role != "system" && m.role != "user" && m.role != "assistant") {
+      return unsupported_role(m, i, ChatFamily::phi4_mini, "system, user, assistant").error();
+    }
+    out += fmt::format("<|{}|>{}<|end|>", m.role, m.content);
+  }
+  if (generation) out += "<|assistant|>";
+  return out;
+}
+
 // As llama.cpp writes DeepSeek-V3's: a system message wherever it stands, followed by a blank line.
 Result<std::string> render_deepseek3(std::span<const ChatMessage> messages, bool generation) {
   std::string out;
@@ -302,6 +335,10 @@ Result<std::string> ChatTemplate::render(std::span<const ChatMessage> messages, 
       return render_deepseek3(messages, add_generation_prompt);
     case ChatFamily::phi3:
       return render_phi3(messages, add_generation_prompt);
+    case ChatFamily::phi4:
+      return render_phi4(messages, add_generation_prompt);
+    case ChatFamily::phi4_mini:
+      return render_phi4_mini(messages, add_generation_prompt);
   }
   return fail("unknown chat family");
 }

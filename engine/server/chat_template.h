@@ -11,7 +11,9 @@
 //   llama2   [INST] <<SYS>>\n{system}\n<</SYS>>\n\n{user} [/INST] {assistant} </s><s>[INST] ...
 //   gemma    <start_of_turn>user\n{content}<end_of_turn>\n, the assistant's role written "model", a system
 //            message prepended to the first user message
-//   phi3     <|user|>\n{content}<|end|>\n<|assistant|>\n ...
+//   phi3     <|user|>\n{content}<|end|>\n<|assistant|>\n ...                  (Phi-3, Phi-3.5)
+//   phi4     <|im_start|>{role}<|im_sep|>{content}<|im_end|> ...               (Phi-4)
+//   phi4-mini  <|{role}|>{content}<|end|> ..., <|assistant|> to open the reply  (Phi-4-mini: phi3 without newlines)
 //   deepseek3  {system}\n\n<｜User｜>{user}<｜Assistant｜>{assistant}<｜end▁of▁sentence｜> ...  (DeepSeek-V3,
 //            R1 and the R1 distills of Qwen and Llama, whose replies open with <think>: reasoning_split.h)
 //   gpt-oss  OpenAI's harmony format: <|start|>system<|message|>{identity, date, reasoning effort, channels}<|end|>,
@@ -38,7 +40,7 @@ struct ChatMessage {
   std::string content;
 };
 
-enum class ChatFamily { chatml, llama3, mistral, llama2, gemma, phi3, deepseek3, harmony };
+enum class ChatFamily { chatml, llama3, mistral, llama2, gemma, phi3, deepseek3, harmony, phi4, phi4_mini };
 
 // What a request may pass to the template beyond its messages (chat_template_kwargs).
 struct ChatRenderOptions {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "engine/synth/synthetic_vocab.h"
@@ -85,6 +86,26 @@ ModelConfig gpt_oss(ModelConfig c, uint32_t head_dim, uint32_t sliding_window) {
   return c;
 }
 
+// phi3 with LongRoPE: frequency factors for contexts past orig_ctx, and cos and sin scaled as llama.cpp's converter
+// computes it from the stretch s = context_length / orig_ctx: sqrt(1 + ln s / ln orig_ctx).
+ModelConfig with_longrope(ModelConfig c, uint32_t orig_ctx) {
+  c.has_longrope_factors = true;
+  c.rope_scaling_orig_ctx = orig_ctx;
+  const double stretch = static_cast<double>(c.n_ctx_train) / orig_ctx;
+  c.rope_scaling_attn_factor =
+      stretch > 1 ? static_cast<float>(std::sqrt(1 + std::log(stretch) / std::log(static_cast<double>(orig_ctx)))) : 1;
+  return c;
+}
+
+// Only the first n_rot dimensions of each head rotate (Phi-4-mini: 96 of 128).
+ModelConfig with_partial_rope(ModelConfig c, uint32_t n_rot) {
+  c.n_rot = n_rot;
+  return c;
+}
+
+constexpr uint32_t kPhi3OriginalContext = 4096;
+constexpr uint32_t kTinyPhi3OriginalContext = 256;  // a test's -c 512 takes the long factors, -c 256 the short
+
 const std::vector<SynthPreset>& preset_table() {
   using enum ModelArch;
   static const std::vector<SynthPreset> presets = {
@@ -123,6 +144,18 @@ const std::vector<SynthPreset>& preset_table() {
        gpt_oss(with_experts(make_config({GptOss, 2880, 36, 64, 8, 2880, 201088, 131072, 150000.0f, 1e-5f, false}), 128,
                             4, 2880),
                64, 128)},
+      {"phi-3-mini", "Phi-3-mini-4k shape (fused q/k/v and gate/up)",
+       make_config({Phi3, 3072, 32, 32, 32, 8192, 32064, 4096, 10000.0f, 1e-5f, false})},
+      {"phi-3.5-mini", "Phi-3.5-mini shape (LongRoPE from 4096 to 131072)",
+       with_longrope(make_config({Phi3, 3072, 32, 32, 32, 8192, 32064, 131072, 10000.0f, 1e-5f, false}),
+                     kPhi3OriginalContext)},
+      {"phi-4", "Phi-4 (14B) shape",
+       make_config({Phi3, 5120, 40, 40, 10, 17920, 100352, 16384, 250000.0f, 1e-5f, false})},
+      {"phi-4-mini", "Phi-4-mini shape (tied output, LongRoPE, 96 of 128 dimensions rotated)",
+       with_partial_rope(
+           with_longrope(make_config({Phi3, 3072, 32, 24, 8, 8192, 200064, 131072, 10000.0f, 1e-5f, true}),
+                         kPhi3OriginalContext),
+           96)},
       {"mixtral-8x7b", "Mixtral-8x7B shape (8 experts of 14336, 2 per token)",
        with_experts(make_config({Llama, 4096, 32, 32, 8, 14336, 32000, 32768, 1000000.0f, 1e-5f, false}), 8, 2, 14336)},
   };
@@ -269,6 +302,10 @@ Result<ResolvedModel> resolve_synth_model(const std::optional<std::string>& arch
   if (base.arch == ModelArch::Qwen2Moe && !base.has_shared_expert()) base = with_shared_expert(base, base.n_ff);
   if (base.arch == ModelArch::GptOss && base.sliding_window == 0)
     base = gpt_oss(base, base.head_dim, kTinySlidingWindow);
+  // The tiny phi3 has what the Phi-3.5 and Phi-4-mini files have: LongRoPE factors and a partly rotated head.
+  if (base.arch == ModelArch::Phi3 && chosen->any_arch) {
+    base = with_partial_rope(with_longrope(base, kTinyPhi3OriginalContext), base.n_rot * 3 / 4);
+  }
   auto config = apply_overrides(std::move(base), overrides);
   if (!config) return config.error();
   return ResolvedModel{std::string(chosen->name), std::move(*config)};

@@ -172,6 +172,7 @@ GgmlType mixed_type(const FileType& ft, const TensorSpec& t, const ModelConfig& 
   }
   switch (t.role) {
     case TensorRole::AttnV:
+    case TensorRole::AttnQkv:  // llama.cpp gives a fused q/k/v the rules of attn_v
       return c.n_expert == kMixtralExperts ? GgmlType::Q8_0 : attn_v_type(ft.llama_ftype, type, t.layer, c);
     case TensorRole::AttnK:
       return c.n_expert == kMixtralExperts ? GgmlType::Q8_0 : type;

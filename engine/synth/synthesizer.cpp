@@ -36,9 +36,12 @@ void set_hparams(GgufWriter& w, const ModelConfig& c) {
   if (c.rope_scaling_type != "none") {
     w.set(p + "rope.scaling.type", str(c.rope_scaling_type));
     w.set(p + "rope.scaling.factor", f32(c.rope_scaling_factor));
-    w.set(p + "rope.scaling.original_context_length", u32(c.rope_scaling_orig_ctx));
-    if (c.rope_scaling_attn_factor != 1.0f) w.set(p + "rope.scaling.attn_factor", f32(c.rope_scaling_attn_factor));
   }
+  // phi3's LongRoPE has no scaling type, only these two (as llama.cpp's converter writes it).
+  if (c.rope_scaling_type != "none" || c.rope_scaling_orig_ctx != 0) {
+    w.set(p + "rope.scaling.original_context_length", u32(c.rope_scaling_orig_ctx));
+  }
+  if (c.rope_scaling_attn_factor != 1.0f) w.set(p + "rope.scaling.attn_factor", f32(c.rope_scaling_attn_factor));
   w.set(p + "attention.layer_norm_rms_epsilon", f32(c.rms_eps));
   if (c.sliding_window != 0) w.set(p + "attention.sliding_window", u32(c.sliding_window));
   if (c.final_logit_softcap != 0) w.set(p + "final_logit_softcapping", f32(c.final_logit_softcap));

@@ -40,6 +40,12 @@ WeightDistribution weight_distribution(const TensorSpec& tensor, const ModelConf
       return {0.0f, 0.02f};
     case TensorRole::RopeFreqs:
       return {1.0f, 0.0f};
+    // LongRoPE's divisors are above 1, the long ones far above (Phi-3.5's reach 60); these stay positive (a value is
+    // within 3.5 standard deviations of its mean) and differ enough that the two sets give different logits.
+    case TensorRole::RopeFactorsLong:
+      return {4.0f, 1.0f};
+    case TensorRole::RopeFactorsShort:
+      return {1.2f, 0.05f};
     case TensorRole::AttnNorm:
     case TensorRole::FfnNorm:
     case TensorRole::OutputNorm:
@@ -74,8 +80,10 @@ WeightDistribution weight_distribution(const TensorSpec& tensor, const ModelConf
     case TensorRole::AttnQ:
     case TensorRole::AttnK:
     case TensorRole::AttnV:
+    case TensorRole::AttnQkv:
     case TensorRole::FfnGate:
     case TensorRole::FfnUp:
+    case TensorRole::FfnGateUp:
       return {0.0f, projection};
   }
   return {0.0f, projection};

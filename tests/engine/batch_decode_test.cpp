@@ -367,7 +367,7 @@ TEST_P(BatchDecodeTest, LongPromptsAreSplitIntoLogicalBatches) {
 
 INSTANTIATE_TEST_SUITE_P(Arch, BatchDecodeTest,
                          ::testing::Values(ModelArch::Llama, ModelArch::Qwen2, ModelArch::Qwen3, ModelArch::Qwen3Moe,
-                                           ModelArch::Qwen2Moe, ModelArch::GptOss),
+                                           ModelArch::Qwen2Moe, ModelArch::GptOss, ModelArch::Phi3),
                          [](const auto& info) { return test::arch_param_name(info.param); });
 
 }  // namespace

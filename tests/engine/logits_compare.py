@@ -21,10 +21,11 @@ def infertune_logits(infertune: str, model: str, ids: list, out: str, cache_type
     return np.fromfile(out, dtype="<f4").reshape(len(ids), -1).astype(np.float64)
 
 
-def infertune_greedy(infertune: str, model: str, ids: list, n: int) -> list:
-    """The ids `infertune run --temp 0` generates after `ids` (at most n: it stops at the end of generation)."""
+def infertune_greedy(infertune: str, model: str, ids: list, n: int, n_ctx: int = 0) -> list:
+    """The ids `infertune run --temp 0` generates after `ids` (at most n: it stops at the end of generation), with a
+    context of n_ctx cells (0: run's default; phi3's rope factors depend on it)."""
     result = run([infertune, "run", "-m", model, "--prompt-tokens", ",".join(map(str, ids)), "-n", str(n),
-                  "--temp", "0", "-t", "2", "--print-ids"])
+                  "--temp", "0", "-t", "2", "--print-ids", "-c", str(n_ctx)])
     return [int(t) for t in re.findall(r"-?\d+", result.stdout)]
 
 

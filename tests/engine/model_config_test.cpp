@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <functional>
 
@@ -339,7 +340,7 @@ TEST(ModelConfig, RejectsUnsupportedArchitecture) {
   parts.set("general.architecture", GgufValue{std::string("gemma")});
   EXPECT_THAT(error_of(parts),
               HasSubstr("general.architecture = 'gemma' is not supported (supported: llama, qwen2, gemma3, qwen3, "
-                        "qwen3moe, qwen2moe, gpt-oss)"));
+                        "qwen3moe, qwen2moe, gpt-oss, phi3)"));
 }
 
 TEST(ModelConfig, RejectsMissingHyperParameter) {
@@ -459,6 +460,45 @@ TEST(ModelConfig, GptOssReadsItsSlidingLayersSinksAndBiases) {
   ModelParts no_window = tiny_parts(ModelArch::GptOss);
   no_window.erase_key("gpt-oss.attention.sliding_window");
   EXPECT_THAT(error_of(no_window), HasSubstr("missing key 'gpt-oss.attention.sliding_window'"));
+}
+
+// phi3: q/k/v in one attn_qkv, gate and up in one ffn_up twice n_ff long, and LongRoPE's two factor tensors.
+TEST(ModelConfig, Phi3ReadsFusedMatricesAndLongRopeFactors) {
+  ModelParts parts = tiny_parts(ModelArch::Phi3);
+  auto config = read_parts(parts);
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_TRUE(config->has_longrope_factors);
+  EXPECT_EQ(config->n_rot, 24u);  // 3/4 of the 32-wide heads, as Phi-4-mini rotates 96 of 128
+  EXPECT_EQ(config->rope_scaling_orig_ctx, 256u);
+  EXPECT_NEAR(config->rope_scaling_attn_factor, std::sqrt(1 + std::log(2048.0 / 256) / std::log(256.0)), 1e-6);
+  EXPECT_EQ(config->rope_scaling_type, "none");
+  EXPECT_EQ(config->sliding_window, 0u);
+  EXPECT_EQ(rope_style(ModelArch::Phi3), RopeStyle::Neox);
+
+  ModelParts plain = parts;  // Phi-3-mini-4k and Phi-4 have no factors
+  plain.erase_tensors([](const std::string& name) { return name.starts_with("rope_factors_"); });
+  auto no_factors = read_parts(plain);
+  ASSERT_TRUE(no_factors.ok()) << no_factors.error().message;
+  EXPECT_FALSE(no_factors->has_longrope_factors);
+
+  ModelParts one_factor = parts;
+  one_factor.erase_tensors([](const std::string& name) { return name == "rope_factors_short.weight"; });
+  EXPECT_THAT(error_of(one_factor), HasSubstr("missing tensor 'rope_factors_short.weight'"));
+  ModelParts short_qkv = parts;
+  short_qkv.tensor("blk.1.attn_qkv.weight").dims = {256, 256};
+  EXPECT_THAT(error_of(short_qkv),
+              HasSubstr("tensor 'blk.1.attn_qkv.weight': expected [n_embd, n_head * head_dim + 2 * n_head_kv * "
+                        "head_dim] = [256, 384], found [256, 256]"));
+  ModelParts half_up = parts;
+  half_up.tensor("blk.0.ffn_up.weight").dims = {256, 512};
+  EXPECT_THAT(error_of(half_up),
+              HasSubstr("tensor 'blk.0.ffn_up.weight': expected [n_embd, 2 * n_ff] = [256, 1024], found [256, 512]"));
+  ModelParts split = parts;  // the llama layout is not a phi3 file
+  split.tensors.push_back({"blk.0.attn_q.weight", {256, 256}, GgmlType::F32});
+  EXPECT_THAT(error_of(split), HasSubstr("unexpected tensor 'blk.0.attn_q.weight' for architecture phi3"));
+  ModelParts experts = parts;
+  experts.set("phi3.expert_count", u32(16));
+  EXPECT_THAT(error_of(experts), HasSubstr("phi3.expert_count = 16: mixture-of-experts phi3 models are not supported"));
 }
 
 TEST(ModelConfig, LlamaWithExpertsIsMixtralAndOtherArchitecturesHaveNone) {

@@ -93,6 +93,14 @@ TEST(QuantMix, Qwen3_30B_A3B_Q4_K_M_KeepsTheRouterF32AndMixesTheExpertsAsFfnDown
   EXPECT_EQ(type_counts("qwen3-30b-a3b", "q4_k_m"), expected);
 }
 
+TEST(QuantMix, Phi3MiniQ4_K_MGivesTheFusedQkvTheRulesOfAttnV) {
+  // llama.cpp counts attn_qkv among the attn_v tensors: q6_K in the 16 use_more_bits layers of 32 (0-3, 28-31 and
+  // every third between), as ffn_down; the output q6_K; token_embd, attn_output, the fused ffn_up and the other
+  // layers' attn_qkv and ffn_down q4_K; the 65 norms f32.
+  const std::map<std::string, int> expected = {{"f32", 65}, {"q4_K", 1 + 16 + 32 + 32 + 16}, {"q6_K", 16 + 16 + 1}};
+  EXPECT_EQ(type_counts("phi-3-mini", "q4_k_m"), expected);
+}
+
 TEST(QuantMix, EightExpertsGetMixtralsAttentionBits) {
   auto model = resolve_synth_model(std::nullopt, std::string("mixtral-8x7b"), {});
   ASSERT_TRUE(model.ok()) << model.error().message;

@@ -85,7 +85,7 @@ def llama_greedy(model: str, ids: list) -> list:
 
 def check_greedy(infertune: str, name: str, model: str) -> int:
     ids = prompt_ids(12)
-    ref, got = llama_greedy(model, ids), infertune_greedy(infertune, model, ids, GREEDY_TOKENS)
+    ref, got = llama_greedy(model, ids), infertune_greedy(infertune, model, ids, GREEDY_TOKENS, N_CTX)
     agree = next((j for j, (a, b) in enumerate(zip(got, ref)) if a != b), min(len(got), len(ref)))
     gap = 0.0
     if agree < min(len(got), len(ref)):

@@ -192,6 +192,26 @@ TEST(SynthPresets, ExpertsMakeAMixtureOfExperts) {
               HasSubstr("--expert-ffn: a llama expert is as wide as --ffn"));
 }
 
+// The phi3 family: checkpoints' parameter counts as published (Phi-3-mini 3.82 B, Phi-4 14.66 B, Phi-4-mini 3.84 B),
+// LongRoPE where the model stretches its context, and Phi-4-mini's partly rotated heads.
+TEST(SynthPresets, Phi3FamilyShapes) {
+  const ModelConfig mini = preset_config("phi-3-mini");
+  EXPECT_EQ(mini.arch, ModelArch::Phi3);
+  EXPECT_FALSE(mini.has_longrope_factors);
+  EXPECT_EQ(param_count(mini), 3'821'079'552u);
+  EXPECT_EQ(expected_tensors(mini).size(), 195u);  // 6 per block, token_embd, output_norm, output
+  const ModelConfig mini35 = preset_config("phi-3.5-mini");
+  EXPECT_TRUE(mini35.has_longrope_factors);
+  EXPECT_EQ(mini35.rope_scaling_orig_ctx, 4096u);
+  EXPECT_NEAR(mini35.rope_scaling_attn_factor, 1.1902381, 1e-6);  // the attn_factor of the published GGUF
+  EXPECT_EQ(param_count(preset_config("phi-4")), 14'659'507'200u);
+  const ModelConfig mini4 = preset_config("phi-4-mini");
+  EXPECT_TRUE(mini4.tied_output);
+  EXPECT_EQ(mini4.head_dim, 128u);
+  EXPECT_EQ(mini4.n_rot, 96u);
+  EXPECT_EQ(param_count(mini4), 3'836'021'760u + 2 * 48);  // and the GGUF's two LongRoPE factor tensors
+}
+
 TEST(SynthPresets, OverridesReplaceThePresetValues) {
   const ShapeOverrides overrides = shape(
       {{"dim", 512}, {"layers", 2}, {"heads", 4}, {"kv-heads", 1}, {"ffn", 1024}, {"vocab", 1000}, {"ctx", 4096}});
@@ -236,8 +256,8 @@ TEST(SynthPresets, BadValuesGiveClearErrors) {
   EXPECT_THAT(error(std::nullopt, "llama-70b"), HasSubstr("--preset 'llama-70b' is unknown (presets: tiny, llama-1b"));
   EXPECT_THAT(
       error("gpt2", "tiny"),
-      HasSubstr(
-          "--arch 'gpt2' is not supported (supported: llama, qwen2, gemma3, qwen3, qwen3moe, qwen2moe, gpt-oss)"));
+      HasSubstr("--arch 'gpt2' is not supported (supported: llama, qwen2, gemma3, qwen3, qwen3moe, qwen2moe, gpt-oss, "
+                "phi3)"));
   EXPECT_THAT(error(std::nullopt, std::nullopt), HasSubstr("give --preset"));
   EXPECT_THAT(error(std::nullopt, "tiny", shape({{"dim", 250}})),
               HasSubstr("--dim 250 is not divisible by --heads 8 (the preset's)"));

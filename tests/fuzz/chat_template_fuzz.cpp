@@ -5,8 +5,8 @@
 // Input encoding (seeds can be written by hand with printf):
 //   byte 0, flags: bit 0 add_generation_prompt; bit 1 the template is field 0 given to from_jinja, else
 //     from_name; bits 2..4, by name: 0..6 the family chatml, llama3, mistral, llama2, gemma, phi3, deepseek3
-//     (the ChatFamily order), 7 field 0 as the name (an unknown one, or "gpt-oss"); bits 5..7: 7 repeats the
-//     message list 128 times (at most 1024 messages and 64 KiB of content), 6 16 times, others once.
+//     (the ChatFamily order), 7 field 0 as the name (an unknown one, "gpt-oss", "phi4" or "phi4-mini"); bits 5..7: 7
+//     repeats the message list 128 times (at most 1024 messages and 64 KiB of content), 6 16 times, others once.
 //   then fields separated by 0x1E (ASCII RS): field 0 the Jinja source or name (ignored for names 0..5),
 //     field 1 the BOS text, field 2 the EOS text, every later field one message: a first byte 's', 'u', 'a'
 //     or 't' is the role system, user, assistant or tool and the rest of the field the content; any other
@@ -18,21 +18,22 @@
 //   - nothing crashes, hangs or over-allocates (ASan/UBSan, -rss_limit_mb, -timeout);
 //   - from_jinja picks the first family, in chat_template.cpp's order, whose markers all occur in the
 //     source, and fails (naming --chat-template and the family names) when none does; from_name knows
-//     exactly the eight names and its error lists them; from_name(t.name()) gives t's family;
+//     exactly the ten names and its error lists them; from_name(t.name()) gives t's family;
 //   - render is deterministic;
 //   - render fails exactly when the family cannot render the conversation: no messages; a role other
-//     than system/user/assistant (phi3, deepseek3); after an optional leading system message, roles not alternating
-//     user, assistant, ... (mistral, llama2, gemma); after an optional leading system or developer message, a
-//     role other than user/assistant (gpt-oss); every error message is non-empty and names the
-//     offending message as "messages[i]" and its role;
-//   - a successful render has every message's content in order: verbatim (chatml, phi3, mistral; the
+//     than system/user/assistant (phi3, phi4, phi4-mini, deepseek3); after an optional leading system message, roles
+//     not alternating user, assistant, ... (mistral, llama2, gemma); after an optional leading system or developer
+//     message, a role other than user/assistant (gpt-oss); every error message is non-empty and names the offending
+//     message as "messages[i]" and its role;
+//   - a successful render has every message's content in order: verbatim (chatml, phi3, phi4, phi4-mini, mistral; the
 //     system message of llama2 and gemma, deepseek3) or trimmed of ASCII whitespace (llama3; user and assistant
 //     turns of llama2 and gemma); the [INST] and gemma families drop a system message with no turn after it,
-//     as their Jinja templates do; chatml, llama3 and deepseek3 are exactly their documented format, and gpt-oss
-//     after its fixed system message (which carries today's date);
+//     as their Jinja templates do; chatml, llama3, deepseek3, phi4 and phi4-mini are exactly their documented format,
+//     and gpt-oss after its fixed system message (which carries today's date);
 //   - it is linear in the input: at most the contents, roles, BOS/EOS and a few dozen bytes per message (and
 //     gpt-oss's system message);
-//   - add_generation_prompt appends exactly the assistant header (chatml, llama3, gemma, deepseek3, and gpt-oss
+//   - add_generation_prompt appends exactly the assistant header (chatml, llama3, gemma, deepseek3, phi4, phi4-mini,
+//   and gpt-oss
 //     where the last message is not an assistant's) or changes nothing (mistral, llama2, phi3, whose reply opens
 //     after the user's turn); without it, chatml,
 //     llama3 and gemma end with their end-of-turn marker; a last user turn ends with " [/INST]" (mistral,
@@ -62,13 +63,15 @@ struct Family {
   std::string_view name;
   std::array<std::string_view, 2> markers;
 };
-constexpr std::array<Family, 8> kOrder = {{
+constexpr std::array<Family, 10> kOrder = {{
+    {ChatFamily::phi4, "phi4", {"<|im_start|>", "<|im_sep|>"}},
     {ChatFamily::chatml, "chatml", {"<|im_start|>", ""}},
     {ChatFamily::harmony, "gpt-oss", {"<|start|>", "<|channel|>"}},
     {ChatFamily::deepseek3, "deepseek3", {"<｜User｜>", "<｜Assistant｜>"}},
     {ChatFamily::llama3, "llama3", {"<|start_header_id|>", "<|eot_id|>"}},
     {ChatFamily::gemma, "gemma", {"<start_of_turn>", ""}},
     {ChatFamily::phi3, "phi3", {"<|user|>", "<|end|>"}},
+    {ChatFamily::phi4_mini, "phi4-mini", {"<|assistant|>", "<|end|>"}},
     {ChatFamily::llama2, "llama2", {"<<SYS>>", "[INST]"}},
     {ChatFamily::mistral, "mistral", {"[INST]", ""}},
 }};
@@ -76,7 +79,9 @@ constexpr std::array<Family, 8> kOrder = {{
 constexpr std::array<std::string_view, 7> kNames = {"chatml", "llama3", "mistral",  "llama2",
                                                     "gemma",  "phi3",   "deepseek3"};
 constexpr std::string_view kHarmonyName = "gpt-oss";  // reached by name through field 0 (selector 7)
-constexpr size_t kHarmonySystemBytes = 512;           // its fixed system message: identity, date, channels
+constexpr std::string_view kPhi4Name = "phi4";        // and these two
+constexpr std::string_view kPhi4MiniName = "phi4-mini";
+constexpr size_t kHarmonySystemBytes = 512;  // its fixed system message: identity, date, channels
 
 constexpr char kFieldSeparator = '\x1e';
 constexpr char kRoleSeparator = '\x1f';
@@ -125,7 +130,7 @@ bool alternating_family(ChatFamily f) {
 
 // The index of the message the family cannot render, if any (messages not empty).
 std::optional<size_t> expected_error(ChatFamily f, const std::vector<ChatMessage>& messages) {
-  if (f == ChatFamily::phi3 || f == ChatFamily::deepseek3) {
+  if (f == ChatFamily::phi3 || f == ChatFamily::phi4 || f == ChatFamily::phi4_mini || f == ChatFamily::deepseek3) {
     for (size_t i = 0; i < messages.size(); ++i) {
       const std::string& r = messages[i].role;
       if (r != "system" && r != "user" && r != "assistant") return i;
@@ -156,6 +161,10 @@ std::string_view generation_header(ChatFamily f) {
       return "<｜Assistant｜>";
     case ChatFamily::harmony:
       return "<|start|>assistant";
+    case ChatFamily::phi4:
+      return "<|im_start|>assistant<|im_sep|>";
+    case ChatFamily::phi4_mini:
+      return "<|assistant|>";
     default:
       return "";
   }
@@ -186,6 +195,10 @@ std::string exact_format(ChatFamily f, const std::vector<ChatMessage>& messages)
   for (const ChatMessage& m : messages) {
     if (f == ChatFamily::chatml) {
       out.append("<|im_start|>").append(m.role).append("\n").append(m.content).append("<|im_end|>\n");
+    } else if (f == ChatFamily::phi4) {
+      out.append("<|im_start|>").append(m.role).append("<|im_sep|>").append(m.content).append("<|im_end|>");
+    } else if (f == ChatFamily::phi4_mini) {
+      out.append("<|").append(m.role).append("|>").append(m.content).append("<|end|>");
     } else if (f == ChatFamily::deepseek3) {
       if (m.role == "system") out.append(m.content).append("\n\n");
       if (m.role == "user") out.append("<｜User｜>").append(m.content);
@@ -271,7 +284,10 @@ void check_render(const ChatTemplate& t, const std::vector<ChatMessage>& message
     case ChatFamily::chatml:
     case ChatFamily::llama3:
     case ChatFamily::deepseek3:
-      check(without == exact_format(f, messages), "chatml/llama3/deepseek3 render differs from the documented format");
+    case ChatFamily::phi4:
+    case ChatFamily::phi4_mini:
+      check(without == exact_format(f, messages),
+            "chatml/llama3/deepseek3/phi4/phi4-mini render differs from the documented format");
       break;
     case ChatFamily::gemma:
       check(!has_turn || without.ends_with("<end_of_turn>\n"), "gemma render does not end with <end_of_turn>");
@@ -327,7 +343,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } else {
     const std::string_view name = selector < kNames.size() ? kNames[selector] : source;
     auto found = ChatTemplate::from_name(name);
-    const bool known = std::find(kNames.begin(), kNames.end(), name) != kNames.end() || name == kHarmonyName;
+    const bool known = std::find(kNames.begin(), kNames.end(), name) != kNames.end() || name == kHarmonyName ||
+                       name == kPhi4Name || name == kPhi4MiniName;
     check(found.ok() == known, "from_name accepted an unknown name or refused a known one");
     if (!found) {
       check(found.error().message.find(ChatTemplate::names()) != std::string::npos, "from_name's error lists no names");

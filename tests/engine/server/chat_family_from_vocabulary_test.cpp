@@ -39,6 +39,7 @@ std::optional<ChatFamily> family_of_file(const fs::path& path) {
 TEST(ChatFamilyFromVocabulary, BothMarkersOfAFamilyMustBeTokens) {
   EXPECT_EQ(family_of({"<start_of_turn>", "<end_of_turn>", "<eos>"}), ChatFamily::gemma);
   EXPECT_EQ(family_of({"<|im_start|>", "<|im_end|>"}), ChatFamily::chatml);
+  EXPECT_EQ(family_of({"<|im_start|>", "<|im_sep|>", "<|im_end|>"}), ChatFamily::phi4);
   EXPECT_EQ(family_of({"<|start_header_id|>", "<|eot_id|>", "<|im_start|>", "<|im_end|>"}), ChatFamily::llama3);
   EXPECT_EQ(family_of({"<|user|>", "<|end|>", "<|assistant|>"}), ChatFamily::phi3);
   EXPECT_EQ(family_of({"<start_of_turn>"}), std::nullopt);

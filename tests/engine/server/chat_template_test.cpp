@@ -1,6 +1,7 @@
 // ChatTemplate (engine/server/chat_template.h): each family recognised from the markers of its templates, and
 // rendered as its documented format; conversations a family cannot render are errors naming the message.
 // (tests/engine/server/chat_template_crosscheck.py renders real Jinja templates with jinja2 and compares.)
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -75,6 +76,36 @@ TEST(ChatTemplate, Phi3OpensTheReplyAfterEachUserTurn) {
   EXPECT_EQ(render("phi3"),
             "<|system|>\nBe brief.<|end|>\n<|user|>\nHi there <|end|>\n<|assistant|>\nHello.<|end|>\n"
             "<|user|>\n2+2?<|end|>\n<|assistant|>\n");
+}
+
+// The Phi family's three forms, recognised from their published templates (Phi-3.5-mini, Phi-4, Phi-4-mini).
+TEST(ChatTemplate, PhiTemplatesAreTheirFamilies) {
+  const char* phi35 =
+      "{% for message in messages %}{% if message['role'] == 'user' %}{{'<|user|>\\n' + message['content'] + "
+      "'<|end|>\\n'}}{% elif message['role'] == 'assistant' %}{{'<|assistant|>\\n' + message['content'] + "
+      "'<|end|>\\n'}}{% endif %}{% endfor %}{% if add_generation_prompt %}{{ '<|assistant|>\\n' }}{% endif %}";
+  const char* phi4 =
+      "{% for message in messages %}{% if (message['role'] == 'user') %}{{'<|im_start|>user<|im_sep|>' + "
+      "message['content'] + '<|im_end|>'}}{% endif %}{% endfor %}{% if add_generation_prompt %}"
+      "{{ '<|im_start|>assistant<|im_sep|>' }}{% endif %}";
+  const char* phi4_mini =
+      "{% for message in messages %}{{ '<|' + message['role'] + '|>' + message['content'] + '<|end|>' }}"
+      "{% endfor %}{% if add_generation_prompt %}{{ '<|assistant|>' }}{% else %}{{ eos_token }}{% endif %}";
+  EXPECT_EQ(ChatTemplate::from_jinja(phi35)->family(), ChatFamily::phi3);
+  EXPECT_EQ(ChatTemplate::from_jinja(phi4)->family(), ChatFamily::phi4);
+  EXPECT_EQ(ChatTemplate::from_jinja(phi4_mini)->family(), ChatFamily::phi4_mini);
+  EXPECT_EQ(render("phi4"),
+            "<|im_start|>system<|im_sep|>Be brief.<|im_end|><|im_start|>user<|im_sep|>Hi there <|im_end|>"
+            "<|im_start|>assistant<|im_sep|>Hello.<|im_end|><|im_start|>user<|im_sep|>2+2?<|im_end|>"
+            "<|im_start|>assistant<|im_sep|>");
+  EXPECT_EQ(render("phi4-mini"),
+            "<|system|>Be brief.<|end|><|user|>Hi there <|end|><|assistant|>Hello.<|end|><|user|>2+2?<|end|>"
+            "<|assistant|>");
+  for (const char* name : {"phi4", "phi4-mini"}) {
+    auto tool = ChatTemplate::from_name(name)->render(std::vector<ChatMessage>{{"tool", "42"}}, true, {});
+    ASSERT_FALSE(tool.ok());
+    EXPECT_THAT(tool.error().message, HasSubstr(fmt::format("messages[0]: role 'tool' is not one the {} chat", name)));
+  }
 }
 
 // What llama.cpp's llama_chat_apply_template writes for "deepseek3" (through llama-cpp-python), byte for byte.

@@ -160,9 +160,23 @@ def curl_checks(server):
     check(health == "200", "/health needs no key")
 
 
+# The chat templates of Phi-4 and Phi-4-mini, as their tokenizer_config.json carry them.
+PHI4_TEMPLATE = (
+    "{% for message in messages %}{% if (message['role'] == 'system') %}{{'<|im_start|>system<|im_sep|>' + "
+    "message['content'] + '<|im_end|>'}}{% elif (message['role'] == 'user') %}{{'<|im_start|>user<|im_sep|>' + "
+    "message['content'] + '<|im_end|>'}}{% elif (message['role'] == 'assistant') %}{{'<|im_start|>assistant"
+    "<|im_sep|>' + message['content'] + '<|im_end|>'}}{% endif %}{% endfor %}{% if add_generation_prompt %}"
+    "{{ '<|im_start|>assistant<|im_sep|>' }}{% endif %}")
+PHI4_MINI_TEMPLATE = (
+    "{% for message in messages %}{% if message['role'] == 'system' and 'tools' in message and message['tools'] is "
+    "not none %}{{ '<|' + message['role'] + '|>' + message['content'] + '<|tool|>' + message['tools'] + "
+    "'<|/tool|>' + '<|end|>' }}{% else %}{{ '<|' + message['role'] + '|>' + message['content'] + '<|end|>' }}"
+    "{% endif %}{% endfor %}{% if add_generation_prompt %}{{ '<|assistant|>' }}{% else %}{{ eos_token }}{% endif %}")
+
+
 def reference_templates():
     """(name, Jinja source, what the reference renders for system messages) of real templates."""
-    out = []
+    out = [("phi4", PHI4_TEMPLATE, True), ("phi4-mini", PHI4_MINI_TEMPLATE, True)]
     try:
         import llama_cpp.llama_chat_format as formats
         out += [("chatml", formats.CHATML_CHAT_TEMPLATE, True),
