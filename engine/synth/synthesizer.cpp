@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <filesystem>
 #include <span>
 
@@ -53,9 +54,17 @@ void set_hparams(GgufWriter& w, const ModelConfig& c) {
   }
 }
 
+// Phi-3's chat markers: llama.cpp sets attributes on <|endoftext|> in any model named phi-3 and fails to load one
+// without it; with them a synthetic phi3 also chats in its own format (the server finds the phi3 family by them).
+constexpr std::array<std::string_view, 5> kPhi3ChatTokens = {"<|endoftext|>", "<|assistant|>", "<|system|>", "<|end|>",
+                                                             "<|user|>"};
+
 Status set_tokenizer(GgufWriter& w, const ModelConfig& c) {
   auto vocab = make_synthetic_vocab(c.n_vocab);
   if (!vocab) return vocab.error();
+  if (c.arch == ModelArch::Phi3) {
+    if (Status s = add_control_tokens(*vocab, kPhi3ChatTokens); !s) return s;
+  }
   w.set("tokenizer.ggml.model", str("llama"));
   w.set("tokenizer.ggml.tokens", GgufValue{GgufArray{std::move(vocab->tokens)}});
   w.set("tokenizer.ggml.scores", GgufValue{GgufArray{std::move(vocab->scores)}});

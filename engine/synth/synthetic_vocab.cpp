@@ -116,4 +116,21 @@ Result<SyntheticVocab> make_synthetic_vocab(uint32_t n_vocab) {
   return builder.take();
 }
 
+Status add_control_tokens(SyntheticVocab& vocab, std::span<const std::string_view> texts) {
+  if (vocab.tokens.size() < kSynthMinVocab + texts.size()) {
+    return fail(
+        "a synthetic vocabulary of {} tokens has no room for {} control tokens past its {} special and byte "
+        "tokens",
+        vocab.tokens.size(), texts.size(), kSynthMinVocab);
+  }
+  size_t id = vocab.tokens.size() - texts.size();
+  for (std::string_view text : texts) {
+    vocab.tokens[id] = std::string(text);
+    vocab.scores[id] = 0;
+    vocab.token_types[id] = static_cast<int32_t>(TokenType::Control);
+    ++id;
+  }
+  return {};
+}
+
 }  // namespace infertune

@@ -5,7 +5,9 @@
 // subwords with and without the "▁" word-start marker, then letter strings in length order. The set
 // of pieces is prefix-closed, so SentencePiece's pairwise merges can reach every piece.
 #include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernels/result.h"
@@ -29,5 +31,10 @@ struct SyntheticVocab {
 
 // Deterministic: the same n_vocab always gives the same vocabulary. Errors when n_vocab < kSynthMinVocab.
 Result<SyntheticVocab> make_synthetic_vocab(uint32_t n_vocab);
+
+// The last texts.size() pieces become these control tokens (a model family's chat markers, which llama.cpp expects in
+// its vocabulary). The last pieces were added last, so no other piece needs them as a prefix. Errors when the
+// vocabulary has fewer filler pieces than that.
+Status add_control_tokens(SyntheticVocab& vocab, std::span<const std::string_view> texts);
 
 }  // namespace infertune

@@ -169,6 +169,26 @@ TEST(GpuOffloadOnGpu, Qwen3HeadNormsGiveTheCpusLogits) {
   }
 }
 
+// phi3 on the GPU: the fused q/k/v and gate/up upload as their parts, the rope tables carry LongRoPE's factors of the
+// context's length (short at -c 256, long at -c 512) and rotate 24 of each head's 32 dimensions; half the layers and
+// all of them give the CPU's logits at both lengths.
+TEST(GpuOffloadOnGpu, Phi3GivesTheCpusLogits) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device visible";
+  auto model = test::load_tiny(ModelArch::Phi3);
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  const std::vector<int32_t> tokens = {1, 5, 9, 200, 17, 300, 42, 8};
+  for (uint32_t n_ctx : {256u, 512u}) {
+    auto cpu = test::logits_all(**model, tokens, {.n_ctx = n_ctx});
+    ASSERT_TRUE(cpu.ok()) << cpu.error().message;
+    for (int ngl : {2, 99}) {
+      SCOPED_TRACE(fmt::format("-c {} -ngl {}", n_ctx, ngl));
+      auto gpu = test::logits_all(**model, tokens, {.n_ctx = n_ctx, .n_gpu_layers = ngl});
+      ASSERT_TRUE(gpu.ok()) << gpu.error().message;
+      EXPECT_LE(test::logits_diff(*gpu, *cpu).rms_over_std, 1e-3);
+    }
+  }
+}
+
 // gemma3 on the GPU: head norms, the norms after each sub-layer, GELU gating, sliding-window layers with their own
 // rope base (a 32-position window, crossed by the prompt and by the tokens decoded one at a time after it) and the
 // soft-capped logits of the output layer (-ngl 99) give the CPU's logits; so does --no-kv-offload, where the

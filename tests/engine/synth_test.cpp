@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <unordered_set>
@@ -323,6 +325,38 @@ TEST(SyntheticVocab, LargeVocabularyIsUniqueDeterministicAndPrefixClosed) {
   auto again = make_synthetic_vocab(152064);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->tokens, vocab->tokens);
+}
+
+// A family's chat markers replace the last pieces (added last, so no piece needs them as a prefix); a synthesized
+// phi3 carries Phi-3's, which llama.cpp needs to load a file named phi-3.
+TEST(SyntheticVocab, ControlTokensTakeTheLastPieces) {
+  auto vocab = make_synthetic_vocab(512);
+  ASSERT_TRUE(vocab.ok());
+  const std::vector<std::string> before = vocab->tokens;
+  const std::array<std::string_view, 2> markers = {"<|user|>", "<|end|>"};
+  ASSERT_TRUE(add_control_tokens(*vocab, markers).ok());
+  EXPECT_EQ(vocab->tokens[510], "<|user|>");
+  EXPECT_EQ(vocab->tokens[511], "<|end|>");
+  EXPECT_EQ(vocab->token_types[511], 3);
+  EXPECT_EQ(vocab->scores[511], 0.0f);
+  EXPECT_TRUE(std::equal(before.begin(), before.begin() + 510, vocab->tokens.begin()));
+  auto tight = make_synthetic_vocab(kSynthMinVocab + 1);
+  ASSERT_TRUE(tight.ok());
+  EXPECT_THAT(add_control_tokens(*tight, markers).error().message, HasSubstr("has no room for 2 control tokens"));
+
+  auto phi3 = resolve_synth_model(std::string("phi3"), std::string("tiny"), {});
+  ASSERT_TRUE(phi3.ok());
+  auto plan = plan_synthetic_model({phi3->config, "tiny", *file_type_from_name("f32"), {}, 1, 1});
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const GgufValue* tokens = nullptr;
+  for (const GgufKeyValue& kv : plan->writer.metadata()) {
+    if (kv.key == "tokenizer.ggml.tokens") tokens = &kv.value;
+  }
+  ASSERT_NE(tokens, nullptr);
+  const auto& texts = std::get<std::vector<std::string>>(std::get<GgufArray>(tokens->storage).elements);
+  for (std::string_view marker : {"<|endoftext|>", "<|assistant|>", "<|system|>", "<|end|>", "<|user|>"}) {
+    EXPECT_NE(std::find(texts.begin(), texts.end(), marker), texts.end()) << marker;
+  }
 }
 
 TEST(SyntheticVocab, RefusesTooSmallAVocabulary) {
