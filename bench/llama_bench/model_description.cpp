@@ -169,6 +169,8 @@ std::string_view llama_size_class(const ModelConfig& config) {
       return size_class_by_layers(config, {{24, "A2.7B"}, {28, "57B.A14B"}});
     case ModelArch::GptOss:
       return size_class_by_layers(config, {{24, "20B"}, {36, "120B"}});
+    case ModelArch::Gemma2:
+      return size_class_by_layers(config, {{26, "2B"}, {42, "9B"}, {46, "27B"}});
     case ModelArch::Phi3:
       return size_class_by_layers(config, {{24, "1B"}, {32, "3B"}, {40, "14B"}});
   }

@@ -15,8 +15,9 @@ ArchForwardFn arch_forward(ModelArch arch) {
     case ModelArch::GptOss:
     case ModelArch::Phi3:
       return forward_pre_norm_decoder;
+    case ModelArch::Gemma2:
     case ModelArch::Gemma3:
-      return forward_gemma3;
+      return forward_gemma;
   }
   return nullptr;
 }

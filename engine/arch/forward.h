@@ -2,7 +2,7 @@
 // What an architecture's forward pass gets: the model, the context's KV cache, threads and scratch
 // buffers, and one ubatch of tokens with their positions, cache cells and attention lists (KvUbatch).
 // A block shape is one file with one function of type ArchForwardFn (pre_norm_decoder.cpp: the architectures
-// whose differences are tensors a model has or not; gemma3.cpp); architectures.cpp maps ModelArch to it.
+// whose differences are tensors a model has or not; gemma.cpp); architectures.cpp maps ModelArch to it.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -94,7 +94,7 @@ using ArchForwardFn = Status (*)(const ForwardPass& pass, const ForwardBatch& ba
 
 // llama, qwen2, qwen3, gpt-oss and their mixtures of experts: engine/arch/pre_norm_decoder.cpp
 Status forward_pre_norm_decoder(const ForwardPass& pass, const ForwardBatch& batch);
-Status forward_gemma3(const ForwardPass& pass, const ForwardBatch& batch);  // engine/arch/gemma3.cpp
+Status forward_gemma(const ForwardPass& pass, const ForwardBatch& batch);  // engine/arch/gemma.cpp: gemma2, gemma3
 
 // The forward pass of an architecture (null for none).
 ArchForwardFn arch_forward(ModelArch arch);

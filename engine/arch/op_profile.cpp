@@ -9,7 +9,7 @@ namespace {
 constexpr std::array<std::string_view, static_cast<size_t>(ProfiledOp::count)> kNames = {
     "step",   "embed",       "norm",        "quantize",  "attn_qkv", "attn_q",   "attn_k",
     "attn_v", "attn_output", "ffn_gate_up", "ffn_gate",  "ffn_up",   "ffn_down", "output",
-    "matmul", "rope",        "kv_store",    "attention", "silu",     "residual"};
+    "matmul", "rope",        "kv_store",    "attention", "silu",     "residual", "logit_cap"};
 
 std::mutex g_mutex;  // guards g_totals (adds come from the calling thread; busy time from every thread)
 OpProfileTotals g_totals;

@@ -41,7 +41,8 @@ enum class ProfiledOp : uint8_t {
   kv_store,
   attention,
   silu,
-  residual,  // residual adds and biases
+  residual,   // residual adds and biases
+  logit_cap,  // the soft cap of the logits (gemma2, gemma3)
   count
 };
 

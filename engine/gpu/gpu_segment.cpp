@@ -335,8 +335,8 @@ Status GpuSegment::layer_forward(const ForwardPass& pass, const ForwardBatch& ba
                                    (sliding ? act_.window_n_keys : act_.n_keys).as<int32_t>(),
                                    act_.key_cells.as<uint32_t>()};
     const float scale = c.attention_score_scale();
-    if (Status s =
-            step(cuda::attention(q, tokens, c.n_head, kview, vview, keys, scale, act_.attn.as<float>(), stream_));
+    if (Status s = step(cuda::attention(q, tokens, c.n_head, kview, vview, keys, scale, c.attn_logit_softcap,
+                                        act_.attn.as<float>(), stream_));
         !s) {
       return s;
     }
@@ -352,7 +352,8 @@ Status GpuSegment::layer_forward(const ForwardPass& pass, const ForwardBatch& ba
   if (Status s = linear(l.gate, xn, n, gate); !s) return s;
   if (Status s = linear(l.up, xn, n, act_.up.as<float>()); !s) return s;
   // gemma's feed-forward gates with GELU, the others with SiLU (the CPU's geglu_ffn and swiglu_ffn).
-  const auto gated = c.arch == ModelArch::Gemma3 ? cuda::gelu_mul : cuda::silu_mul;
+  const bool gemma = c.arch == ModelArch::Gemma2 || c.arch == ModelArch::Gemma3;
+  const auto gated = gemma ? cuda::gelu_mul : cuda::silu_mul;
   if (Status s = step(gated(gate, act_.up.as<float>(), tokens * c.n_ff, gate, stream_)); !s) return s;
   if (Status s = linear(l.down, gate, n, proj); !s) return s;
   if (Status s = post_norm(l.ffn_post_norm, proj, tokens, where); !s) return s;

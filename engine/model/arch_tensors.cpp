@@ -102,6 +102,11 @@ constexpr std::array kGemma3Attention = {
     TensorTemplate{"post_attention_norm.weight", TensorRole::AttnPostNorm, Dim::Embd, Dim::None, "[n_embd]"},
 };
 
+// gemma2: gemma3's attention without the per-head norms.
+constexpr std::array kGemma2Attention = {
+    kAttnNorm, kAttnQ, kAttnK, kAttnV, kAttnOutput, kGemma3Attention[7],
+};
+
 constexpr std::array kDenseFfn = {
     kFfnNorm,
     TensorTemplate{"ffn_gate.weight", TensorRole::FfnGate, Dim::Embd, Dim::Ff, "[n_embd, n_ff]"},
@@ -191,6 +196,8 @@ std::span<const TensorTemplate> attention_table(ModelArch arch) {
       return kGptOssAttention;
     case ModelArch::Phi3:
       return kPhi3Attention;
+    case ModelArch::Gemma2:
+      return kGemma2Attention;
   }
   return kLlamaAttention;
 }
@@ -200,7 +207,8 @@ std::span<const TensorTemplate> ffn_table(const ModelConfig& c) {
   if (c.arch == ModelArch::Phi3) return kPhi3Ffn;
   if (c.has_shared_expert()) return kSharedExpertFfn;
   if (c.is_moe()) return kExpertFfn;
-  return c.arch == ModelArch::Gemma3 ? std::span<const TensorTemplate>(kGemma3Ffn) : kDenseFfn;
+  const bool gemma = c.arch == ModelArch::Gemma2 || c.arch == ModelArch::Gemma3;
+  return gemma ? std::span<const TensorTemplate>(kGemma3Ffn) : kDenseFfn;
 }
 
 uint64_t dim_value(Dim dim, const ModelConfig& c) {

@@ -20,9 +20,10 @@ struct ArchName {
 
 constexpr ArchName kArchNames[] = {
     {ModelArch::Llama, "llama", RopeStyle::Interleaved}, {ModelArch::Qwen2, "qwen2", RopeStyle::Neox},
-    {ModelArch::Gemma3, "gemma3", RopeStyle::Neox},      {ModelArch::Qwen3, "qwen3", RopeStyle::Neox},
-    {ModelArch::Qwen3Moe, "qwen3moe", RopeStyle::Neox},  {ModelArch::Qwen2Moe, "qwen2moe", RopeStyle::Neox},
-    {ModelArch::GptOss, "gpt-oss", RopeStyle::Neox},     {ModelArch::Phi3, "phi3", RopeStyle::Neox},
+    {ModelArch::Gemma2, "gemma2", RopeStyle::Neox},      {ModelArch::Gemma3, "gemma3", RopeStyle::Neox},
+    {ModelArch::Qwen3, "qwen3", RopeStyle::Neox},        {ModelArch::Qwen3Moe, "qwen3moe", RopeStyle::Neox},
+    {ModelArch::Qwen2Moe, "qwen2moe", RopeStyle::Neox},  {ModelArch::GptOss, "gpt-oss", RopeStyle::Neox},
+    {ModelArch::Phi3, "phi3", RopeStyle::Neox},
 };
 
 // Reads the `{arch}.*` keys of one file; every error names the full key.
@@ -141,6 +142,30 @@ Status read_gemma3(const KeyReader& keys, ModelConfig& c) {
   return {};
 }
 
+// gemma2: every other layer slides (over 4096 positions when the file does not say), every attention score and the
+// logits are soft-capped (50 and 30 when the file does not say: llama.cpp's defaults, Gemma 2's values), and the
+// sliding layers may have a rope base of their own.
+constexpr uint32_t kGemma2DefaultWindow = 4096;
+constexpr float kGemma2DefaultAttnSoftcap = 50.0f;
+constexpr float kGemma2DefaultFinalSoftcap = 30.0f;
+
+Status read_gemma2(const KeyReader& keys, ModelConfig& c) {
+  auto window = keys.u32_or("attention.sliding_window", kGemma2DefaultWindow);
+  if (!window) return window.error();
+  c.sliding_window = *window;
+  auto attn_cap = keys.f32_or("attn_logit_softcapping", kGemma2DefaultAttnSoftcap);
+  if (!attn_cap) return attn_cap.error();
+  c.attn_logit_softcap = *attn_cap;
+  auto final_cap = keys.f32_or("final_logit_softcapping", kGemma2DefaultFinalSoftcap);
+  if (!final_cap) return final_cap.error();
+  c.final_logit_softcap = *final_cap;
+  auto swa_base = keys.f32_or("rope.freq_base_swa", 0.0f);
+  if (!swa_base) return swa_base.error();
+  derive_arch_constants(c);
+  c.rope_freq_base_swa = *swa_base;
+  return {};
+}
+
 // gpt-oss: every other layer (the even ones) slides over the last sliding_window positions, with the model's rope.
 Status read_gpt_oss(const KeyReader& keys, ModelConfig& c) {
   auto window = keys.u32("attention.sliding_window");
@@ -199,6 +224,7 @@ Status read_hparams(const GgufFile& file, ModelConfig& c) {
   if (Status s = read_experts(keys, c); !s) return s;
   if (c.arch == ModelArch::Gemma3) return read_gemma3(keys, c);
   if (c.arch == ModelArch::GptOss) return read_gpt_oss(keys, c);
+  if (c.arch == ModelArch::Gemma2) return read_gemma2(keys, c);
   // phi3's attention.sliding_window (2047 in Phi-3-mini-4k) is not read: llama.cpp turns it off for phi3 (the files
   // do not say which layers slide), and a model should give the answers llama.cpp gives.
   return {};
@@ -381,16 +407,29 @@ RopeStyle rope_style(ModelArch arch) {
   return RopeStyle::Interleaved;
 }
 
-// What llama.cpp fixes for gemma3 rather than reading it from the file: five sliding layers for every global
-// one, a rope base of 10000 on the sliding layers, and the 27B model's query scale by n_embd / n_head.
+// What llama.cpp fixes rather than reading it from the file. gemma3: five sliding layers for every global one, a rope
+// base of 10000 on the sliding layers, and the 27B model's query scale by n_embd / n_head; gemma2: every other layer
+// slides, and its 27B model scales queries so too; gpt-oss: every other layer slides.
 constexpr uint32_t kGemma3SlidingPeriod = 6;
-constexpr uint32_t kGptOssSlidingPeriod = 2;  // llama.cpp's swa pattern 2: even layers slide, odd ones see all
 constexpr float kGemma3SlidingRopeBase = 10000.0f;
 constexpr uint32_t kGemma3_27bLayers = 62;
+constexpr uint32_t kGemma2SlidingPeriod = 2;  // llama.cpp's swa pattern 2: even layers slide, odd ones see all
+constexpr uint32_t kGemma2_27bLayers = 46;
+constexpr uint32_t kGptOssSlidingPeriod = 2;
+
+// 1 / sqrt(dim), 0 for none.
+float inverse_sqrt(uint32_t dim) { return dim == 0 ? 0.0f : 1.0f / std::sqrt(static_cast<float>(dim)); }
 
 void derive_arch_constants(ModelConfig& c) {
   if (c.arch == ModelArch::GptOss) {
     c.sliding_window_period = c.sliding_window != 0 ? kGptOssSlidingPeriod : 0;
+    return;
+  }
+  if (c.arch == ModelArch::Gemma2) {
+    // Integer division first, as llama.cpp computes it (after gemma_pytorch).
+    c.sliding_window_period = c.sliding_window != 0 ? kGemma2SlidingPeriod : 0;
+    const bool is_27b = c.n_layers == kGemma2_27bLayers && c.n_head != 0;
+    c.attention_scale = inverse_sqrt(is_27b ? c.n_embd / c.n_head : c.head_dim);
     return;
   }
   if (c.arch != ModelArch::Gemma3) return;
@@ -398,12 +437,12 @@ void derive_arch_constants(ModelConfig& c) {
   c.rope_freq_base_swa = c.sliding_window != 0 ? kGemma3SlidingRopeBase : 0.0f;
   // Integer division first, as llama.cpp computes it.
   const uint32_t scale_dim = c.n_layers == kGemma3_27bLayers && c.n_head != 0 ? c.n_embd / c.n_head : c.head_dim;
-  c.attention_scale = scale_dim == 0 ? 0.0f : 1.0f / std::sqrt(static_cast<float>(scale_dim));
+  c.attention_scale = inverse_sqrt(scale_dim);
 }
 
 float ModelConfig::attention_score_scale() const {
   if (attention_scale != 0) return attention_scale;
-  return head_dim == 0 ? 1.0f : 1.0f / std::sqrt(static_cast<float>(head_dim));
+  return head_dim == 0 ? 1.0f : inverse_sqrt(head_dim);
 }
 
 // llama.cpp's LLAMA_MAX_EXPERTS: what a router over more experts would be is no model we know.
@@ -446,6 +485,12 @@ Status validate_hparams(const ModelConfig& c) {
   }
   if (!(c.final_logit_softcap >= 0) || !std::isfinite(c.final_logit_softcap)) {
     return fail("{}final_logit_softcapping = {}: must be at least 0 and finite", p, c.final_logit_softcap);
+  }
+  if (!(c.attn_logit_softcap >= 0) || !std::isfinite(c.attn_logit_softcap)) {
+    return fail("{}attn_logit_softcapping = {}: must be at least 0 and finite", p, c.attn_logit_softcap);
+  }
+  if (!(c.rope_freq_base_swa >= 0) || !std::isfinite(c.rope_freq_base_swa)) {
+    return fail("{}rope.freq_base_swa = {}: must be positive and finite", p, c.rope_freq_base_swa);
   }
   if (!(c.rope_scaling_attn_factor > 0) || !std::isfinite(c.rope_scaling_attn_factor)) {
     return fail("{}rope.scaling.attn_factor = {}: must be positive and finite", p, c.rope_scaling_attn_factor);

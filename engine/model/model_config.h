@@ -14,10 +14,10 @@
 
 namespace infertune {
 
-enum class ModelArch { Llama, Qwen2, Gemma3, Qwen3, Qwen3Moe, Qwen2Moe, GptOss, Phi3 };
+enum class ModelArch { Llama, Qwen2, Gemma3, Qwen3, Qwen3Moe, Qwen2Moe, GptOss, Phi3, Gemma2 };
 
 // How rotary embeddings pair up the dimensions of a head: llama rotates interleaved pairs (2i, 2i+1),
-// qwen2, qwen2moe, qwen3, qwen3moe, gemma3, gpt-oss and phi3 ("NEOX" style) rotate the halves (i, i + n_rot/2).
+// qwen2, qwen2moe, qwen3, qwen3moe, gemma2, gemma3, gpt-oss and phi3 ("NEOX" style) rotate the halves (i, i + n_rot/2).
 enum class RopeStyle { Interleaved, Neox };
 
 std::string_view model_arch_name(ModelArch arch);  // "llama", the GGUF general.architecture value
@@ -66,14 +66,17 @@ struct ModelConfig {
   uint32_t rope_scaling_orig_ctx = 0;      // {arch}.rope.scaling.original_context_length, 0: absent
   float rope_scaling_attn_factor = 1;      // {arch}.rope.scaling.attn_factor (multiplies rope's cos and sin)
   float rms_eps = 1e-5f;                   // {arch}.attention.layer_norm_rms_epsilon
-  // Sliding-window attention (gemma3, gpt-oss): on the layers is_sliding_layer() names, a token sees only the keys
-  // of the last `sliding_window` positions (its own included); gemma3's rope there uses rope_freq_base_swa unscaled.
+  // Sliding-window attention (gemma2, gemma3, gpt-oss): on the layers is_sliding_layer() names, a token sees only the
+  // keys of the last `sliding_window` positions (its own included); gemma3's rope there uses rope_freq_base_swa
+  // unscaled (gemma2's when the file sets {arch}.rope.freq_base_swa).
   uint32_t sliding_window = 0;         // {arch}.attention.sliding_window, 0: every layer sees its whole context
-  uint32_t sliding_window_period = 0;  // every period-th layer is global, the others slide (gemma3: 6, gpt-oss: 2)
+  uint32_t sliding_window_period = 0;  // every period-th layer is global, the others slide (gemma3: 6, gemma2 and
+                                       // gpt-oss: 2)
   float rope_freq_base_swa = 0;        // the sliding layers' own rope base (gemma3: 10000), 0: the model's rope
   float attention_scale = 0;           // q.k scale, 0: 1 / sqrt(head_dim)
   float final_logit_softcap = 0;       // {arch}.final_logit_softcapping: logits = cap * tanh(logits / cap), 0: none
-  bool tied_output = false;            // no output.weight: the output projection reuses token_embd.weight
+  float attn_logit_softcap = 0;  // {arch}.attn_logit_softcapping (gemma2): each attention score capped so, 0: none
+  bool tied_output = false;      // no output.weight: the output projection reuses token_embd.weight
   // Mixture of experts (qwen3moe; llama with {arch}.expert_count, as Mixtral): each block's feed-forward is
   // n_expert SwiGLU experts, of which a router picks n_expert_used per token (engine/arch/expert_ffn.h).
   uint32_t n_expert = 0;       // {arch}.expert_count, 0: a dense feed-forward

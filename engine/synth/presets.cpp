@@ -53,6 +53,23 @@ ModelConfig gemma3_270m() {
   return c;
 }
 
+// Gemma 2: heads of head_dim, every other layer sliding over 4096 positions, attention scores soft-capped at 50 and
+// the logits at 30, the output tied.
+ModelConfig gemma2(const Shape& s, uint32_t head_dim) {
+  ModelConfig c = make_config(s);
+  c.head_dim = c.head_dim_v = c.n_rot = head_dim;
+  c.sliding_window = 4096;
+  c.attn_logit_softcap = 50.0f;
+  c.final_logit_softcap = 30.0f;
+  derive_arch_constants(c);
+  return c;
+}
+
+// The tiny gemma2's caps are low enough to change its scores and logits (about unit spread), so that a test notices
+// a cap left out; Gemma 2's own 50 and 30 would leave a random tiny model's values alone.
+constexpr float kTinyGemma2AttnSoftcap = 2.0f;
+constexpr float kTinyGemma2FinalSoftcap = 1.0f;
+
 // Qwen3's heads are 128 wide whatever n_embd / n_head is.
 ModelConfig qwen3(const Shape& s) {
   ModelConfig c = make_config(s);
@@ -126,6 +143,12 @@ const std::vector<SynthPreset>& preset_table() {
       {"qwen2.5-7b", "Qwen2.5-7B shape",
        make_config({Qwen2, 3584, 28, 28, 4, 18944, 152064, 32768, 1000000.0f, 1e-6f, false})},
       {"gemma3-270m", "Gemma-3-270M shape (tied output, 256-wide heads, sliding window 512)", gemma3_270m()},
+      {"gemma2-2b", "Gemma-2-2B shape (256-wide heads, every other layer sliding over 4096, soft caps 50 and 30)",
+       gemma2({Gemma2, 2304, 26, 8, 4, 9216, 256000, 8192, 10000.0f, 1e-6f, true}, 256)},
+      {"gemma2-9b", "Gemma-2-9B shape",
+       gemma2({Gemma2, 3584, 42, 16, 8, 14336, 256000, 8192, 10000.0f, 1e-6f, true}, 256)},
+      {"gemma2-27b", "Gemma-2-27B shape (queries scaled by n_embd / n_head)",
+       gemma2({Gemma2, 4608, 46, 32, 16, 36864, 256000, 8192, 10000.0f, 1e-6f, true}, 128)},
       {"qwen3-0.6b", "Qwen3-0.6B shape (tied output, 128-wide heads)",
        qwen3({Qwen3, 1024, 28, 16, 8, 3072, 151936, 40960, 1000000.0f, 1e-6f, true})},
       {"qwen3-8b", "Qwen3-8B shape", qwen3({Qwen3, 4096, 36, 32, 8, 12288, 151936, 40960, 1000000.0f, 1e-6f, false})},
@@ -293,8 +316,14 @@ Result<ResolvedModel> resolve_synth_model(const std::optional<std::string>& arch
   }
   ModelConfig base = chosen->config;
   if (wanted_arch) base.arch = *wanted_arch;
-  // The tiny gemma3 slides over a window short enough for test prompts to cross it.
+  // The tiny gemma2 and gemma3 slide over a window short enough for test prompts to cross it.
   if (base.arch == ModelArch::Gemma3 && base.sliding_window == 0) base.sliding_window = kTinySlidingWindow;
+  if (base.arch == ModelArch::Gemma2 && chosen->any_arch) {
+    base.sliding_window = kTinySlidingWindow;
+    base.attn_logit_softcap = kTinyGemma2AttnSoftcap;
+    base.final_logit_softcap = kTinyGemma2FinalSoftcap;
+    base.tied_output = true;
+  }
   // The tiny qwen3moe, qwen2moe and gpt-oss: enough experts that a test prompt's tokens go to different ones.
   if (is_moe_arch(base.arch) && !base.is_moe()) {
     base = with_experts(base, kTinyExperts, kTinyExpertsUsed, kTinyExpertFfn);

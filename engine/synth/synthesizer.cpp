@@ -46,6 +46,7 @@ void set_hparams(GgufWriter& w, const ModelConfig& c) {
   w.set(p + "attention.layer_norm_rms_epsilon", f32(c.rms_eps));
   if (c.sliding_window != 0) w.set(p + "attention.sliding_window", u32(c.sliding_window));
   if (c.final_logit_softcap != 0) w.set(p + "final_logit_softcapping", f32(c.final_logit_softcap));
+  if (c.attn_logit_softcap != 0) w.set(p + "attn_logit_softcapping", f32(c.attn_logit_softcap));
   if (c.is_moe()) {
     w.set(p + "expert_count", u32(c.n_expert));
     w.set(p + "expert_used_count", u32(c.n_expert_used));

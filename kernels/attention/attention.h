@@ -1,6 +1,7 @@
 #pragma once
 // Attention of a block of queries over the keys and values of a KV cache: for each query (row r, head h)
-//   out = softmax(scale * q . K[cells[0 .. n_keys[r])]) . V[same cells]
+//   out = softmax(cap(scale * q . K[cells[0 .. n_keys[r])])) . V[same cells]
+// where cap(s) = softcap * tanh(s / softcap) when the problem has a soft cap (gemma2), else s.
 // The cache layout is the caller's: a problem names one KV head of one layer (row of cell c at
 // data + c * stride, in f32, f16, bf16, q8_0 or q4_0) and the cells a query sees, already in the order the
 // softmax sums them (by position) and already masked (causality and sequence membership are the caller's
@@ -56,7 +57,10 @@ struct AttentionProblem {
   // Attention sinks (gpt-oss): head h's softmax also sums exp(sinks[h] - max) in its denominator, a logit with no
   // value behind it, so a query may attend to "nothing". Null: none. A split-K partial leaves them to the merge.
   const float* sinks = nullptr;  // [n_heads]
-  float* out = nullptr;          // output (row r, head h): out + rows[r] * out_stride + h * v.dim   [v.dim]
+  // Gemma 2's attention logit soft-capping: each scaled score s becomes softcap * tanh(s / softcap), before the
+  // softmax. 0: none.
+  float softcap = 0.0f;
+  float* out = nullptr;  // output (row r, head h): out + rows[r] * out_stride + h * v.dim   [v.dim]
   size_t out_stride = 0;
   // Split-K: row r sums only cells[key_begin .. min(n_keys[r], key_end)) — possibly none — and the kernel
   // writes that range's state into *partial instead of writing `out`. Without `partial` the range must be
@@ -83,6 +87,12 @@ struct AttentionKernels {
 // without sinks. A sink far above every score overflows to infinity, and the output goes to 0, its limit.
 inline float sink_weight(const AttentionProblem& p, uint32_t head, float max) {
   return p.sinks == nullptr ? 0.0f : std::exp(p.sinks[head] - max);
+}
+
+// A scaled score under the problem's soft cap (AttentionProblem::softcap): as ggml computes it, tanh of the score
+// times 1 / softcap, times softcap.
+inline float soft_capped(float score, float softcap) {
+  return softcap == 0.0f ? score : softcap * std::tanh(score * (1.0f / softcap));
 }
 
 // The K/V storage types the kernels read.

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cmath>
 
 #include "kernels/attention/attention.h"
 
@@ -40,6 +41,9 @@ Status check_attention_problem(const AttentionProblem& p) {
   if (Status s = check_rows(p.v, "value"); !s) return s;
   if (p.q == nullptr || p.out == nullptr) return fail("attention: missing query or output");
   if (p.n_heads == 0) return fail("attention: no heads");
+  if (!(p.softcap >= 0.0f) || !std::isfinite(p.softcap)) {
+    return fail("attention: soft cap {} is not a finite value of at least 0", p.softcap);
+  }
   if (p.rows.size() != p.n_keys.size()) {
     return fail("attention: {} rows but {} key counts", p.rows.size(), p.n_keys.size());
   }
@@ -51,9 +55,10 @@ Status check_attention_problem(const AttentionProblem& p) {
   if (p.key_begin >= p.key_end) return fail("attention: empty key range {}..{}", p.key_begin, p.key_end);
   if (p.partial) {
     if (!p.partial->max || !p.partial->sum || !p.partial->acc) return fail("attention: partial outputs are missing");
-  } else if (p.key_begin != 0 || (!p.n_keys.empty() && p.key_end < *std::max_element(p.n_keys.begin(), p.n_keys.end()))) {
-    return fail("attention: keys {}..{} are only a part of the rows' keys, and there is no partial output",
-                p.key_begin, p.key_end);
+  } else if (p.key_begin != 0 ||
+             (!p.n_keys.empty() && p.key_end < *std::max_element(p.n_keys.begin(), p.n_keys.end()))) {
+    return fail("attention: keys {}..{} are only a part of the rows' keys, and there is no partial output", p.key_begin,
+                p.key_end);
   }
   return {};
 }

@@ -63,6 +63,7 @@ void reference_attention(const AttentionProblem& p, AttentionScratch& scratch) {
         double dot = 0;
         for (uint32_t d = 0; d < p.k.dim; ++d) dot += static_cast<double>(q[d]) * key[d];
         scores[j] = dot * p.scale;
+        if (p.softcap != 0.0f) scores[j] = p.softcap * std::tanh(scores[j] / p.softcap);
         max = std::max(max, scores[j]);
       }
       double sum = 0;
@@ -112,7 +113,7 @@ void scalar_flash_attention(const AttentionProblem& p, AttentionScratch& scratch
           const float* key = scratch.key_tile.data() + static_cast<size_t>(j) * p.k.dim;
           float dot = 0;
           for (uint32_t d = 0; d < p.k.dim; ++d) dot += q[d] * key[d];
-          s[j] = dot * p.scale;
+          s[j] = soft_capped(dot * p.scale, p.softcap);
           tile_max = std::max(tile_max, s[j]);
         }
         float* acc = scratch.acc.data() + iq * p.v.dim;

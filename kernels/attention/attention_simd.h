@@ -164,11 +164,11 @@ void dot_block(const float* q, uint32_t dim, const float* const* b, float* out, 
   }
 }
 
-// s[h * s_stride + j] = scale * q_h . rows[j] for H heads (q_h = q + h * dim) and j < n; max[h] = the
-// largest of head h's.
+// s[h * s_stride + j] = soft_capped(scale * q_h . rows[j], softcap) for H heads (q_h = q + h * dim) and j < n;
+// max[h] = the largest of head h's. The cap is scalar tanh: gemma2's heads see few enough keys that it costs little.
 template <class I, int H>
-void scores(const float* q, const float* const* rows, uint32_t n, uint32_t dim, float scale, float* s, size_t s_stride,
-            float* max) {
+void scores(const float* q, const float* const* rows, uint32_t n, uint32_t dim, float scale, float softcap, float* s,
+            size_t s_stride, float* max) {
   uint32_t j = 0;
   for (; j + 4 <= n; j += 4) dot_block<I, H>(q, dim, rows + j, s + j, s_stride);
   for (; j < n; ++j) {
@@ -178,7 +178,7 @@ void scores(const float* q, const float* const* rows, uint32_t n, uint32_t dim, 
     float* sh = s + h * s_stride;
     float m = -std::numeric_limits<float>::infinity();
     for (j = 0; j < n; ++j) {
-      sh[j] *= scale;
+      sh[j] = soft_capped(sh[j] * scale, softcap);
       m = std::max(m, sh[j]);
     }
     max[h] = m;
@@ -317,7 +317,7 @@ void flash(const AttentionProblem& p, AttentionScratch& scratch) {
       for_head_groups<I>(p.n_heads, [&]<int H>(uint32_t h0) {
         const size_t q0 = r * p.n_heads + h0;  // the group's first query
         float tile_max[H];
-        scores<I, H>(query(p, r, h0), key_rows, n, p.k.dim, p.scale, s, kTile, tile_max);
+        scores<I, H>(query(p, r, h0), key_rows, n, p.k.dim, p.scale, p.softcap, s, kTile, tile_max);
         for (int h = 0; h < H; ++h) {
           const size_t iq = q0 + h;
           if (tile_max[h] > m[iq]) {  // rescale what was summed so far to the new maximum
@@ -371,7 +371,7 @@ void standard(const AttentionProblem& p, AttentionScratch& scratch) {
       for_head_groups<I>(p.n_heads, [&]<int H>(uint32_t h0) {
         float* s = scratch.scores.data() + (r * p.n_heads + h0) * span + (k0 - k_begin);
         float unused[H];
-        scores<I, H>(query(p, r, h0), rows, n, p.k.dim, p.scale, s, span, unused);
+        scores<I, H>(query(p, r, h0), rows, n, p.k.dim, p.scale, p.softcap, s, span, unused);
       });
     }
   }

@@ -88,7 +88,7 @@ struct SumOp {
 // the weighted values of its output dimensions over the chunk.
 template <BlockType K, BlockType V>
 __global__ void attention_kernel(const float* q, int n_head, KvLayerView k, KvLayerView v, AttentionKeys keys,
-                                 float scale, float* out) {
+                                 float scale, float softcap, float* out) {
   __shared__ float query[kMaxHeadDim];
   __shared__ float weight[kAttnThreads];
   __shared__ uint32_t cell_of[kAttnThreads];
@@ -122,6 +122,7 @@ __global__ void attention_kernel(const float* q, int n_head, KvLayerView k, KvLa
         for (int i = 0; i < kBlock; ++i) dot += piece[i] * query[p * kBlock + i];
       }
       score = dot * scale;
+      if (softcap != 0.0f) score = softcap * tanhf(score * (1.0f / softcap));
     }
     const float chunk_max = block_reduce(score, reduce_scratch, MaxOp{});
     const float new_max = fmaxf(running_max, chunk_max);
@@ -168,7 +169,7 @@ int store_kv(const float* src, int64_t n_tokens, const uint32_t* cells, const Kv
 }
 
 int attention(const float* q, int64_t n_tokens, int n_head, const KvLayerView& k, const KvLayerView& v,
-              const AttentionKeys& keys, float scale, float* out, void* stream) {
+              const AttentionKeys& keys, float scale, float softcap, float* out, void* stream) {
   if (n_tokens == 0) return 0;
   if (k.head_dim > kMaxHeadDim || v.head_dim > kMaxHeadDim || k.head_dim % kBlock != 0 || k.n_head_kv == 0 ||
       n_head % k.n_head_kv != 0 || !kv_type_supported(v.type_id)) {
@@ -178,7 +179,7 @@ int attention(const float* q, int64_t n_tokens, int n_head, const KvLayerView& k
   const bool known = visit_kv_type(k.type_id, [&](auto k_tag) {
     visit_kv_type(v.type_id, [&](auto v_tag) {
       attention_kernel<decltype(k_tag)::value, decltype(v_tag)::value>
-          <<<grid, kAttnThreads, 0, as_stream(stream)>>>(q, n_head, k, v, keys, scale, out);
+          <<<grid, kAttnThreads, 0, as_stream(stream)>>>(q, n_head, k, v, keys, scale, softcap, out);
     });
   });
   if (!known) return cudaErrorInvalidValue;

@@ -62,8 +62,8 @@ int soft_cap(float*, int64_t, float, void*) { return kNotCompiled; }
 int rope(float*, int64_t, int, int, int, bool, const float*, const float*, void*) { return kNotCompiled; }
 int gather_rows(const float*, const uint32_t*, int64_t, int64_t, float*, void*) { return kNotCompiled; }
 int store_kv(const float*, int64_t, const uint32_t*, const KvLayerView&, void*) { return kNotCompiled; }
-int attention(const float*, int64_t, int, const KvLayerView&, const KvLayerView&, const AttentionKeys&, float, float*,
-              void*) {
+int attention(const float*, int64_t, int, const KvLayerView&, const KvLayerView&, const AttentionKeys&, float, float,
+              float*, void*) {
   return kNotCompiled;
 }
 int launch_decode_pieces(uint32_t, const void*, int64_t, float*, void*) { return kNotCompiled; }

@@ -83,10 +83,11 @@ struct AttentionKeys {
 };
 
 // Causal attention of q [n_tokens][n_head * k.head_dim] over the cached keys and values: query head h
-// reads KV head h / (n_head / n_head_kv); scores scaled by `scale`; a single pass with a running maximum
-// (flash attention), so memory does not grow with the context. out: [n_tokens][n_head * v.head_dim].
+// reads KV head h / (n_head / n_head_kv); scores scaled by `scale`, then soft-capped to softcap * tanh(s / softcap)
+// when softcap is not 0 (gemma2); a single pass with a running maximum (flash attention), so memory does not grow
+// with the context. out: [n_tokens][n_head * v.head_dim].
 int attention(const float* q, int64_t n_tokens, int n_head, const KvLayerView& k, const KvLayerView& v,
-              const AttentionKeys& keys, float scale, float* out, void* stream);
+              const AttentionKeys& keys, float scale, float softcap, float* out, void* stream);
 
 // Device memory bandwidth: reads and writes `bytes` with a copy kernel `repeats` times; GB/s counting
 // bytes read plus bytes written.

@@ -7,7 +7,7 @@
 // falls back to the best one when none matches. INFERTUNE_OPS_KERNEL=<name>, when set, does the same for the
 // ops alone (the matmul variant stays as INFERTUNE_KERNEL says).
 //
-// The public ops (rms_norm, rope_rotate, softmax, silu_mul, add_in_place, embedding_row) call through this
+// The public ops (rms_norm, rope_rotate, softmax, silu_mul, gelu_mul, add_in_place, embedding_row) call through this
 // table; tests and benchmarks use the tables directly to compare variants.
 #include <atomic>
 #include <cstddef>
@@ -37,6 +37,9 @@ struct OpsKernels {
   void (*silu_mul)(const float* gate, const float* up, size_t n, float* out);
   // x, y: [n]; x[i] += y[i].
   void (*add)(float* x, const float* y, size_t n);
+  // gate, up, out: [n]; out[i] = gelu(gate[i]) * up[i] through the half-precision table (kernels/ops/gelu.h), bit for
+  // bit the reference's; out may alias gate or up.
+  void (*gelu_mul)(const float* gate, const float* up, size_t n, float* out);
   // The row decoder for `type`, or nullptr when this variant has none (the reference codec is used). SIMD
   // decoders reproduce the reference's floats bit for bit.
   DequantRowFn (*dequant_row)(GgmlType type);

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "kernels/ops/elementwise.h"
+#include "kernels/ops/gelu.h"
 
 namespace infertune {
 namespace {
@@ -55,7 +56,8 @@ void add_ref(float* x, const float* y, size_t n) {
 
 DequantRowFn no_dequant(GgmlType) { return nullptr; }
 
-constexpr OpsKernels kScalar{"scalar", rms_norm_ref, rope_rotate_ref, softmax_ref, silu_mul_ref, add_ref, no_dequant};
+constexpr OpsKernels kScalar{"scalar",     rms_norm_ref, rope_rotate_ref,    softmax_ref,
+                             silu_mul_ref, add_ref,      gelu_mul_reference, no_dequant};
 
 }  // namespace
 

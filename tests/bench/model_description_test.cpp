@@ -58,6 +58,9 @@ TEST(ModelDescription, SizeClassesOfQwen2Qwen3AndGemma3) {
   EXPECT_EQ(llama_size_class(shape(ModelArch::GptOss, 24)), "20B");
   EXPECT_EQ(llama_size_class(shape(ModelArch::GptOss, 36)), "120B");
   EXPECT_EQ(llama_size_class(shape(ModelArch::GptOss, 4)), "?B");
+  EXPECT_EQ(llama_size_class(shape(ModelArch::Gemma2, 26, 2304)), "2B");
+  EXPECT_EQ(llama_size_class(shape(ModelArch::Gemma2, 42, 3584)), "9B");
+  EXPECT_EQ(llama_size_class(shape(ModelArch::Gemma2, 46, 4608)), "27B");
   // phi3 by its block count: Phi-3-mini, Phi-3.5-mini and Phi-4-mini 3B, Phi-4 14B.
   EXPECT_EQ(llama_size_class(shape(ModelArch::Phi3, 32, 3072)), "3B");
   EXPECT_EQ(llama_size_class(shape(ModelArch::Phi3, 40, 5120)), "14B");

@@ -19,8 +19,11 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// Batched and single-sequence runs share every kernel; only the grouping of work differs.
-constexpr double kSameTolerance = 1e-5;  // max |d| / std
+// Batched and single-sequence runs share every kernel; only the grouping of work differs, which moves the logits by
+// float rounding: max |d| / std of 1e-5. Gemma's GELU reads a half-precision table, so where a rounding difference
+// crosses one of its steps that activation moves by a step (1e-3 of it), and the logits by up to about 1e-3 of their
+// spread: still far below what a wrong mask, position or cache cell does (1e-1 and more).
+double same_tolerance(ModelArch arch) { return arch == ModelArch::Gemma2 || arch == ModelArch::Gemma3 ? 2e-3 : 1e-5; }
 
 size_t argmax(std::span<const float> row) {
   return static_cast<size_t>(std::max_element(row.begin(), row.end()) - row.begin());
@@ -122,7 +125,8 @@ void BatchDecodeTest::expect_parallel_matches_alone(const std::vector<std::vecto
     auto got = ctx.logits_ith(b);
     ASSERT_TRUE(got.ok()) << got.error().message;
     const auto ref = std::span<const float>(want[s].prompt_logits).subspan(i * n_vocab, n_vocab);
-    EXPECT_LE(test::logits_diff(*got, ref).max_over_std, kSameTolerance) << "sequence " << s << " position " << i;
+    EXPECT_LE(test::logits_diff(*got, ref).max_over_std, same_tolerance(GetParam()))
+        << "sequence " << s << " position " << i;
     if (i + 1 == prompts[s].size()) last[s].assign(got->begin(), got->end());
   }
   for (size_t step = 0; step < steps; ++step) {
@@ -136,7 +140,7 @@ void BatchDecodeTest::expect_parallel_matches_alone(const std::vector<std::vecto
     for (size_t s = 0; s < prompts.size(); ++s) {
       auto got = ctx.logits_ith(s);
       ASSERT_TRUE(got.ok());
-      EXPECT_LE(test::logits_diff(*got, want[s].step_logits[step]).max_over_std, kSameTolerance)
+      EXPECT_LE(test::logits_diff(*got, want[s].step_logits[step]).max_over_std, same_tolerance(GetParam()))
           << "sequence " << s << " step " << step;
       last[s].assign(got->begin(), got->end());
     }
@@ -193,7 +197,7 @@ TEST_P(BatchDecodeTest, PrefixSharedBySequenceCopyMatchesRecomputing) {
       auto got = ctx.logits_ith(b);
       ASSERT_TRUE(got.ok());
       EXPECT_LE(test::logits_diff(*got, row(want.prompt_logits, prefix.size() + where[b].second)).max_over_std,
-                kSameTolerance)
+                same_tolerance(GetParam()))
           << "sequence " << s;
     }
   }
@@ -207,7 +211,7 @@ TEST_P(BatchDecodeTest, PromptWithSeveralSequenceIdsIsStoredOnceAndMatches) {
   ASSERT_TRUE(ctx.decode(batch).ok());
   EXPECT_EQ(ctx.kv_cache().n_used(), shared.size());
   const Alone want = alone(shared, 0);
-  EXPECT_LE(test::logits_diff(ctx.logits(), want.prompt_logits).max_over_std, kSameTolerance);
+  EXPECT_LE(test::logits_diff(ctx.logits(), want.prompt_logits).max_over_std, same_tolerance(GetParam()));
   // Each sequence continues on its own from the shared cells.
   batch.clear();
   const std::vector<int32_t> next = {11, 12, 13};
@@ -217,7 +221,8 @@ TEST_P(BatchDecodeTest, PromptWithSeveralSequenceIdsIsStoredOnceAndMatches) {
     std::vector<int32_t> whole = shared;
     whole.push_back(next[s]);
     const Alone w = alone(whole, 0);
-    EXPECT_LE(test::logits_diff(*ctx.logits_ith(s), row(w.prompt_logits, shared.size())).max_over_std, kSameTolerance);
+    EXPECT_LE(test::logits_diff(*ctx.logits_ith(s), row(w.prompt_logits, shared.size())).max_over_std,
+              same_tolerance(GetParam()));
   }
   // Keeping one sequence frees what only the others held.
   ASSERT_TRUE(ctx.kv_cache().seq_keep(1).ok());
@@ -236,12 +241,12 @@ TEST_P(BatchDecodeTest, FlashStandardAndTheScalarReferenceAgree) {
   for (FlashAttention fa : {FlashAttention::On, FlashAttention::Off, FlashAttention::Auto}) {
     auto got = test::logits_all(*model_, tokens, {.n_ctx = 128, .flash_attn = fa});
     ASSERT_TRUE(got.ok());
-    EXPECT_LE(test::logits_diff(*got, reference).max_over_std, kSameTolerance) << flash_attention_name(fa);
+    EXPECT_LE(test::logits_diff(*got, reference).max_over_std, same_tolerance(GetParam())) << flash_attention_name(fa);
   }
   ScopedAttentionVariant scalar("scalar");
   auto scalar_flash = test::logits_all(*model_, tokens, {.n_ctx = 128, .flash_attn = FlashAttention::On});
   ASSERT_TRUE(scalar_flash.ok());
-  EXPECT_LE(test::logits_diff(*scalar_flash, reference).max_over_std, kSameTolerance);
+  EXPECT_LE(test::logits_diff(*scalar_flash, reference).max_over_std, same_tolerance(GetParam()));
 }
 
 TEST_P(BatchDecodeTest, RemovedTailIsRecomputedLikeAFreshContext) {
@@ -257,7 +262,7 @@ TEST_P(BatchDecodeTest, RemovedTailIsRecomputedLikeAFreshContext) {
   whole.insert(whole.end(), other.begin(), other.end());
   const Alone want = alone(whole, 0);
   const auto tail = std::span<const float>(want.prompt_logits).subspan(8 * n_vocab_);
-  EXPECT_LE(test::logits_diff(*got, tail).max_over_std, kSameTolerance);
+  EXPECT_LE(test::logits_diff(*got, tail).max_over_std, same_tolerance(GetParam()));
 }
 
 // Rope is relative: a whole sequence moved by delta (keys re-rotated) continues exactly like the same
@@ -276,7 +281,7 @@ TEST_P(BatchDecodeTest, ShiftedSequenceContinuesLikeOneDecodedAtTheNewPositions)
   ASSERT_TRUE(a.ok());
   const std::vector<float> got(shifted.logits().begin(), shifted.logits().end());
   ASSERT_TRUE(fresh.decode(Batch::of_sequence(next, 0, kDelta + 20, true)).ok());
-  EXPECT_LE(test::logits_diff(got, fresh.logits()).max_over_std, 1e-4);
+  EXPECT_LE(test::logits_diff(got, fresh.logits()).max_over_std, std::max(1e-4, same_tolerance(GetParam())));
   // And not like the unshifted sequence (the test can see a missing rotation).
   Context unshifted = context({.n_ctx = 64});
   ASSERT_TRUE(unshifted.decode(tokens).ok());
@@ -362,12 +367,13 @@ TEST_P(BatchDecodeTest, LongPromptsAreSplitIntoLogicalBatches) {
   auto whole = test::logits_all(*model_, tokens, {.n_ctx = 64});
   auto split = test::logits_all(*model_, tokens, {.n_ctx = 64, .n_batch = 5, .n_ubatch = 3});
   ASSERT_TRUE(whole.ok() && split.ok());
-  EXPECT_LE(test::logits_diff(*split, *whole).max_over_std, kSameTolerance);
+  EXPECT_LE(test::logits_diff(*split, *whole).max_over_std, same_tolerance(GetParam()));
 }
 
 INSTANTIATE_TEST_SUITE_P(Arch, BatchDecodeTest,
                          ::testing::Values(ModelArch::Llama, ModelArch::Qwen2, ModelArch::Qwen3, ModelArch::Qwen3Moe,
-                                           ModelArch::Qwen2Moe, ModelArch::GptOss, ModelArch::Phi3),
+                                           ModelArch::Qwen2Moe, ModelArch::GptOss, ModelArch::Phi3, ModelArch::Gemma2,
+                                           ModelArch::Gemma3),
                          [](const auto& info) { return test::arch_param_name(info.param); });
 
 }  // namespace

@@ -170,7 +170,7 @@ TEST_P(ForwardCacheTest, DefaultContextIsLlamaCpps4096) {
 
 INSTANTIATE_TEST_SUITE_P(Arch, ForwardCacheTest,
                          ::testing::Values(ModelArch::Llama, ModelArch::Qwen2, ModelArch::Qwen3, ModelArch::Qwen3Moe,
-                                           ModelArch::Qwen2Moe, ModelArch::GptOss, ModelArch::Phi3),
+                                           ModelArch::Qwen2Moe, ModelArch::GptOss, ModelArch::Phi3, ModelArch::Gemma2),
                          [](const auto& info) { return test::arch_param_name(info.param); });
 
 }  // namespace

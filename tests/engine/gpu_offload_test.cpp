@@ -189,6 +189,24 @@ TEST(GpuOffloadOnGpu, Phi3GivesTheCpusLogits) {
   }
 }
 
+// gemma2 on the GPU: the attention kernel's soft cap (the tiny preset's 2, low enough to matter), GELU gating, the
+// post norms, every other layer sliding over 32 positions (crossed by the prompt) and the capped logits.
+TEST(GpuOffloadOnGpu, Gemma2GivesTheCpusLogits) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device visible";
+  auto model = test::load_tiny(ModelArch::Gemma2);
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  std::vector<int32_t> tokens;
+  for (int32_t i = 0; i < 40; ++i) tokens.push_back(3 + (i * 37) % 500);
+  auto cpu = test::logits_all(**model, tokens, {.n_ctx = 128});
+  ASSERT_TRUE(cpu.ok()) << cpu.error().message;
+  for (int ngl : {2, 99}) {
+    SCOPED_TRACE(fmt::format("-ngl {}", ngl));
+    auto gpu = test::logits_all(**model, tokens, {.n_ctx = 128, .n_gpu_layers = ngl});
+    ASSERT_TRUE(gpu.ok()) << gpu.error().message;
+    EXPECT_LE(test::logits_diff(*gpu, *cpu).rms_over_std, 1e-3);
+  }
+}
+
 // gemma3 on the GPU: head norms, the norms after each sub-layer, GELU gating, sliding-window layers with their own
 // rope base (a 32-position window, crossed by the prompt and by the tokens decoded one at a time after it) and the
 // soft-capped logits of the output layer (-ngl 99) give the CPU's logits; so does --no-kv-offload, where the

@@ -338,9 +338,10 @@ TEST(ModelConfig, RejectsVocabSizeKeyThatDisagrees) {
 TEST(ModelConfig, RejectsUnsupportedArchitecture) {
   ModelParts parts = tiny_parts();
   parts.set("general.architecture", GgufValue{std::string("gemma")});
-  EXPECT_THAT(error_of(parts),
-              HasSubstr("general.architecture = 'gemma' is not supported (supported: llama, qwen2, gemma3, qwen3, "
-                        "qwen3moe, qwen2moe, gpt-oss, phi3)"));
+  EXPECT_THAT(
+      error_of(parts),
+      HasSubstr("general.architecture = 'gemma' is not supported (supported: llama, qwen2, gemma2, gemma3, qwen3, "
+                "qwen3moe, qwen2moe, gpt-oss, phi3)"));
 }
 
 TEST(ModelConfig, RejectsMissingHyperParameter) {
@@ -460,6 +461,48 @@ TEST(ModelConfig, GptOssReadsItsSlidingLayersSinksAndBiases) {
   ModelParts no_window = tiny_parts(ModelArch::GptOss);
   no_window.erase_key("gpt-oss.attention.sliding_window");
   EXPECT_THAT(error_of(no_window), HasSubstr("missing key 'gpt-oss.attention.sliding_window'"));
+}
+
+// gemma2: every other layer slides, attention scores and logits are soft-capped (50 and 30 when the file does not
+// say, as llama.cpp), queries scale by the head (the 27B by n_embd / n_head); gemma3's norms without the q/k ones.
+TEST(ModelConfig, Gemma2ReadsItsSoftCapsAndSlidingLayers) {
+  ModelParts parts = tiny_parts(ModelArch::Gemma2);
+  auto config = read_parts(parts);
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->sliding_window, 32u);
+  EXPECT_TRUE(config->is_sliding_layer(0));
+  EXPECT_FALSE(config->is_sliding_layer(1));
+  EXPECT_TRUE(config->is_sliding_layer(2));
+  EXPECT_EQ(config->attn_logit_softcap, 2.0f);  // the tiny preset's, low enough to matter
+  EXPECT_EQ(config->final_logit_softcap, 1.0f);
+  EXPECT_FLOAT_EQ(config->attention_score_scale(), 1.0f / std::sqrt(32.0f));
+  EXPECT_EQ(config->rope_freq_base_swa, 0.0f);
+  EXPECT_TRUE(config->tied_output);
+  EXPECT_EQ(rope_style(ModelArch::Gemma2), RopeStyle::Neox);
+
+  ModelParts defaults = parts;
+  for (const char* key :
+       {"gemma2.attn_logit_softcapping", "gemma2.final_logit_softcapping", "gemma2.attention.sliding_window"}) {
+    defaults.erase_key(key);
+  }
+  auto published = read_parts(defaults);
+  ASSERT_TRUE(published.ok()) << published.error().message;
+  EXPECT_EQ(published->attn_logit_softcap, 50.0f);
+  EXPECT_EQ(published->final_logit_softcap, 30.0f);
+  EXPECT_EQ(published->sliding_window, 4096u);
+
+  ModelParts swa_base = parts;
+  swa_base.set("gemma2.rope.freq_base_swa", GgufValue{1000.0f});
+  EXPECT_EQ(read_parts(swa_base)->rope_freq_base_swa, 1000.0f);
+  ModelParts negative = parts;
+  negative.set("gemma2.attn_logit_softcapping", GgufValue{-1.0f});
+  EXPECT_THAT(error_of(negative), HasSubstr("gemma2.attn_logit_softcapping = -1: must be at least 0 and finite"));
+  ModelParts head_norms = parts;
+  head_norms.tensors.push_back({"blk.0.attn_q_norm.weight", {32}, GgmlType::F32});
+  EXPECT_THAT(error_of(head_norms), HasSubstr("unexpected tensor 'blk.0.attn_q_norm.weight' for architecture gemma2"));
+  ModelParts no_post_norm = parts;
+  no_post_norm.erase_tensors([](const std::string& name) { return name == "blk.2.post_ffw_norm.weight"; });
+  EXPECT_THAT(error_of(no_post_norm), HasSubstr("missing tensor 'blk.2.post_ffw_norm.weight'"));
 }
 
 // phi3: q/k/v in one attn_qkv, gate and up in one ffn_up twice n_ff long, and LongRoPE's two factor tensors.

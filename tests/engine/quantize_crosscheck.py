@@ -5,7 +5,7 @@ input: for every file type, and for --pure, --output-tensor-type, --token-embedd
 same keys and values. Inputs: the F32 llama and qwen2 fixtures, and synthetic F16/BF16 models that reach the mixes'
 per-layer rules (16 layers) and the fallbacks for rows that do not fit a 256-value block (width 320), a qwen3
 (its per-head norms among the tensors), and mixtures of experts (qwen3moe, Mixtral, qwen2moe, gpt-oss),
-and phi3's fused matrices.
+phi3's fused matrices and gemma2.
 
 usage: quantize_crosscheck.py INFERTUNE FIXTURES_DIR WORKDIR
 Exits 77 (skipped) when llama_cpp or gguf cannot be imported."""
@@ -54,7 +54,9 @@ def main():
                        # gpt-oss: biases (2-D for the experts) and sinks, which stay f32.
                        ("gpt-oss-f16", ["--arch", "gpt-oss", "--preset", "tiny", "--type", "f16"]),
                        # phi3: a fused q/k/v (attn_v's rules), a fused gate/up, LongRoPE factors (stay f32).
-                       ("phi3-f16", ["--arch", "phi3", "--preset", "tiny", "--type", "f16"])]:
+                       ("phi3-f16", ["--arch", "phi3", "--preset", "tiny", "--type", "f16"]),
+                       # gemma2: post-norms, tied output (its token_embd under the output's rules).
+                       ("gemma2-f16", ["--arch", "gemma2", "--preset", "tiny", "--type", "f16"])]:
         path = os.path.join(work, f"{name}.gguf")
         subprocess.run([infertune, "synth", *args, "-o", path], check=True, capture_output=True)
         sources.append(path)

@@ -194,6 +194,24 @@ TEST(SynthPresets, ExpertsMakeAMixtureOfExperts) {
               HasSubstr("--expert-ffn: a llama expert is as wide as --ffn"));
 }
 
+// Gemma 2: the checkpoints' parameter counts as published (2.61 B, 9.24 B, 27.2 B), every other layer sliding over
+// 4096, the soft caps, and the 27B's query scale by n_embd / n_head (144), not its 128-wide heads.
+TEST(SynthPresets, Gemma2Shapes) {
+  const ModelConfig small = preset_config("gemma2-2b");
+  EXPECT_EQ(small.arch, ModelArch::Gemma2);
+  EXPECT_EQ(param_count(small), 2'614'341'888u);
+  EXPECT_EQ(small.sliding_window, 4096u);
+  EXPECT_EQ(small.sliding_window_period, 2u);
+  EXPECT_EQ(small.attn_logit_softcap, 50.0f);
+  EXPECT_EQ(small.final_logit_softcap, 30.0f);
+  EXPECT_FLOAT_EQ(small.attention_score_scale(), 1.0f / 16);
+  EXPECT_EQ(param_count(preset_config("gemma2-9b")), 9'241'705'984u);
+  const ModelConfig large = preset_config("gemma2-27b");
+  EXPECT_EQ(param_count(large), 27'227'128'320u);
+  EXPECT_EQ(large.head_dim, 128u);
+  EXPECT_FLOAT_EQ(large.attention_score_scale(), 1.0f / 12);
+}
+
 // The phi3 family: checkpoints' parameter counts as published (Phi-3-mini 3.82 B, Phi-4 14.66 B, Phi-4-mini 3.84 B),
 // LongRoPE where the model stretches its context, and Phi-4-mini's partly rotated heads.
 TEST(SynthPresets, Phi3FamilyShapes) {
@@ -256,10 +274,9 @@ TEST(SynthPresets, BadValuesGiveClearErrors) {
     return model.ok() ? std::string() : model.error().message;
   };
   EXPECT_THAT(error(std::nullopt, "llama-70b"), HasSubstr("--preset 'llama-70b' is unknown (presets: tiny, llama-1b"));
-  EXPECT_THAT(
-      error("gpt2", "tiny"),
-      HasSubstr("--arch 'gpt2' is not supported (supported: llama, qwen2, gemma3, qwen3, qwen3moe, qwen2moe, gpt-oss, "
-                "phi3)"));
+  EXPECT_THAT(error("gpt2", "tiny"), HasSubstr("--arch 'gpt2' is not supported (supported: llama, qwen2, gemma2, "
+                                               "gemma3, qwen3, qwen3moe, qwen2moe, gpt-oss, "
+                                               "phi3)"));
   EXPECT_THAT(error(std::nullopt, std::nullopt), HasSubstr("give --preset"));
   EXPECT_THAT(error(std::nullopt, "tiny", shape({{"dim", 250}})),
               HasSubstr("--dim 250 is not divisible by --heads 8 (the preset's)"));

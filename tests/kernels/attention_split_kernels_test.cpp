@@ -105,6 +105,7 @@ std::vector<double> exact(const Built& b, uint32_t r, uint32_t h) {
     double dot = 0;
     for (uint32_t d = 0; d < dim; ++d) dot += double(q[d]) * key[d];
     s[j] = dot * p.scale;
+    if (p.softcap != 0) s[j] = p.softcap * std::tanh(s[j] / p.softcap);  // gemma2's soft cap, in double
     max = std::max(max, s[j]);
   }
   double sum = 0;
@@ -203,14 +204,8 @@ TEST(AttentionSplitKernels, MergedPartialsAreTheAttentionOverAllKeys) {
   std::printf("[attention split] worst |d| / max|v| against double: %.2e\n", worst);
 }
 
-// gpt-oss's attention sinks: per head, one more logit in the softmax's denominator and no value. Sinks below, among
-// and far above the scores (the last one takes nearly all the weight), whole and split-K, against the double sum.
-TEST(AttentionSplitKernels, SinksTakePartInTheSoftmaxDenominatorOnly) {
-  const SplitCase s{64, 4, 3, 200, GgmlType::F32};
-  Built b;
-  build(b, s);
-  const std::vector<float> sinks = {-20.0f, 0.5f, 3.0f, 40.0f};
-  b.problem.sinks = sinks.data();
+// Every available variant's standard and flash kernel, whole and split-K, gives the double-precision attention of b.
+void expect_every_kernel_exact(Built& b, const SplitCase& s) {
   const double tolerance = 2e-5 * max_abs(b.v.decoded);
   for (const AttentionVariant& variant : compiled_attention_variants()) {
     if (variant.available && !variant.available()) continue;
@@ -235,9 +230,50 @@ TEST(AttentionSplitKernels, SinksTakePartInTheSoftmaxDenominatorOnly) {
       }
     }
   }
+}
+
+// gpt-oss's attention sinks: per head, one more logit in the softmax's denominator and no value. Sinks below, among
+// and far above the scores (the last one takes nearly all the weight), whole and split-K, against the double sum.
+TEST(AttentionSplitKernels, SinksTakePartInTheSoftmaxDenominatorOnly) {
+  const SplitCase s{64, 4, 3, 200, GgmlType::F32};
+  Built b;
+  build(b, s);
+  const std::vector<float> sinks = {-20.0f, 0.5f, 3.0f, 40.0f};
+  b.problem.sinks = sinks.data();
+  expect_every_kernel_exact(b, s);
   // The sink far above every score leaves that head's output near 0; a sink far below changes nothing.
   const float* last_head = b.out.data() + 2 * b.problem.out_stride + 3 * s.dim;
   EXPECT_LT(std::fabs(last_head[0]), 1e-6);
+}
+
+// gemma2's attention logit soft cap: every scaled score s becomes cap * tanh(s / cap) before the softmax, in every
+// kernel, whole and split-K (a partial state's maximum is of capped scores, so the merge needs nothing). A cap of 1.5
+// on scores of about twice that spread moves the output well past the tolerance, so a kernel that ignored it fails.
+TEST(AttentionSplitKernels, TheSoftCapBendsEveryScoreBeforeTheSoftmax) {
+  for (GgmlType type : {GgmlType::F32, GgmlType::Q8_0}) {
+    SCOPED_TRACE(ggml_type_name(type));
+    const SplitCase s{64, 4, 3, 200, type};
+    Built b;
+    build(b, s);
+    const auto variants = compiled_attention_variants();
+    const auto scalar =
+        std::find_if(variants.begin(), variants.end(), [](const auto& v) { return v.name == "scalar"; });
+    ASSERT_NE(scalar, variants.end());
+    AttentionScratch scratch;
+    scalar->kernels.standard(b.problem, scratch);
+    const std::vector<float> uncapped = b.out;
+    b.problem.softcap = 1.5f;
+    expect_every_kernel_exact(b, s);
+    double moved = 0;
+    for (size_t i = 0; i < b.out.size(); ++i) moved = std::max(moved, double(std::fabs(b.out[i] - uncapped[i])));
+    EXPECT_GT(moved, 100 * 2e-5 * max_abs(b.v.decoded));
+  }
+  Built bad;
+  build(bad, {64, 1, 1, 10, GgmlType::F32});
+  for (float cap : {-1.0f, std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+    bad.problem.softcap = cap;
+    EXPECT_FALSE(check_attention_problem(bad.problem).ok()) << cap;
+  }
 }
 
 TEST(AttentionSplitKernels, ARangeWithoutKeysGivesAnEmptyState) {

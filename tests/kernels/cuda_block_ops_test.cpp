@@ -203,29 +203,34 @@ TEST_P(CudaKvCache, StoresTheReferenceBytesAndAttendsLikeTheDefinition) {
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
   const cuda::AttentionKeys lists{static_cast<int32_t*>(doff.get()), static_cast<int32_t*>(dn.get()),
                                   static_cast<uint32_t*>(dcells.get())};
-  ASSERT_EQ(cuda::attention(static_cast<float*>(dq.get()), 3, n_head, k, v, lists, scale,
-                            static_cast<float*>(dout.get()), nullptr),
-            0);
-  const auto out = test::to_host<float>(dout, q.size());
-  for (int t = 0; t < 3; ++t) {
-    for (int h = 0; h < n_head; ++h) {
-      const int kvh = h / (n_head / n_head_kv);
-      std::vector<double> w(n_keys[t]);
-      double max = -1e300, sum = 0.0;
-      for (int j = 0; j < n_keys[t]; ++j) {
-        double dot = 0.0;
-        for (int d = 0; d < head_dim; ++d) {
-          dot += static_cast<double>(q[(t * n_head + h) * head_dim + d]) *
-                 k_dec[(kvh * n_cells + cells[j]) * head_dim + d];
+  // Without a soft cap, and with gemma2's (a small one, so that it changes the weights of these scores).
+  for (const float softcap : {0.0f, 1.5f}) {
+    SCOPED_TRACE(softcap);
+    ASSERT_EQ(cuda::attention(static_cast<float*>(dq.get()), 3, n_head, k, v, lists, scale, softcap,
+                              static_cast<float*>(dout.get()), nullptr),
+              0);
+    const auto out = test::to_host<float>(dout, q.size());
+    for (int t = 0; t < 3; ++t) {
+      for (int h = 0; h < n_head; ++h) {
+        const int kvh = h / (n_head / n_head_kv);
+        std::vector<double> w(n_keys[t]);
+        double max = -1e300, sum = 0.0;
+        for (int j = 0; j < n_keys[t]; ++j) {
+          double dot = 0.0;
+          for (int d = 0; d < head_dim; ++d) {
+            dot += static_cast<double>(q[(t * n_head + h) * head_dim + d]) *
+                   k_dec[(kvh * n_cells + cells[j]) * head_dim + d];
+          }
+          w[j] = dot * scale;
+          if (softcap != 0.0f) w[j] = softcap * std::tanh(w[j] / softcap);
+          max = std::max(max, w[j]);
         }
-        w[j] = dot * scale;
-        max = std::max(max, w[j]);
-      }
-      for (double& x : w) sum += (x = std::exp(x - max));
-      for (int d = 0; d < head_dim; ++d) {
-        double want = 0.0;
-        for (int j = 0; j < n_keys[t]; ++j) want += w[j] / sum * v_dec[(kvh * n_cells + cells[j]) * head_dim + d];
-        ASSERT_NEAR(out[(t * n_head + h) * head_dim + d], want, 1e-4 * 4.0) << "token " << t << " head " << h;
+        for (double& x : w) sum += (x = std::exp(x - max));
+        for (int d = 0; d < head_dim; ++d) {
+          double want = 0.0;
+          for (int j = 0; j < n_keys[t]; ++j) want += w[j] / sum * v_dec[(kvh * n_cells + cells[j]) * head_dim + d];
+          ASSERT_NEAR(out[(t * n_head + h) * head_dim + d], want, 1e-4 * 4.0) << "token " << t << " head " << h;
+        }
       }
     }
   }

@@ -3,7 +3,8 @@
 // for encoded rows) and the inputs that break naive kernels (masked scores, exp overflow and underflow).
 //
 // Tolerances, written from how the kernels compute:
-// - add, embedding row decoding: exact (the same IEEE operations in the same order).
+// - add, embedding row decoding, gelu_mul: exact (the same IEEE operations in the same order; gelu_mul's rounding
+//   to half precision and its table lookup are exact operations).
 // - rms_norm: the same float operations; only the order of the double sum of squares differs, which moves
 //   the float mean by at most 1 ulp, so each output by a few ulp: 5e-7 relative.
 // - rope: a fused multiply-add instead of two roundings; each output x0 c - x1 s differs by at most
@@ -14,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -22,7 +24,9 @@
 #include <vector>
 
 #include "kernels/ggml_type.h"
+#include "kernels/half.h"
 #include "kernels/ops/embedding.h"
+#include "kernels/ops/gelu.h"
 #include "kernels/ops/ops_kernels.h"
 #include "kernels/ops/rms_norm.h"
 #include "kernels/ops/scalar_ops.h"
@@ -236,6 +240,43 @@ TEST_P(OpsSimdTest, SiluMulOverTheWholeExpRange) {
   }
 }
 
+// Every half-precision value as a gate (the table's whole domain), values between them (rounding to nearest even,
+// ties included), the ends of the table (+-10) and beyond, infinities and NaN: the same bits as the reference, at odd
+// sizes and offsets, written in place over gate or up as the engine does.
+TEST_P(OpsSimdTest, GeluMulIsTheReferenceBitForBit) {
+  std::vector<float> gate;
+  for (uint32_t bits = 0; bits < 65536; ++bits) gate.push_back(f16_to_f32(f16_t{static_cast<uint16_t>(bits)}));
+  for (float x = -12.0f; x <= 12.0f; x += 0.000917f) gate.push_back(x);
+  for (float x :
+       {kGeluTableLow, kGeluTableHigh, std::nextafter(kGeluTableLow, 0.0f), std::nextafter(kGeluTableHigh, 0.0f),
+        1.00048828125f /* a tie between two halves */, 1e-30f, -1e-30f, std::numeric_limits<float>::infinity(),
+        -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+    gate.push_back(x);
+  }
+  const auto up = random_values(gate.size(), 11, 2.0f);
+  const auto bits = [](const std::vector<float>& v) {
+    std::vector<uint32_t> out;
+    for (float x : v) out.push_back(std::bit_cast<uint32_t>(x));
+    return out;
+  };
+  std::vector<float> want(gate.size()), got(gate.size());
+  ref().gelu_mul(gate.data(), up.data(), gate.size(), want.data());
+  simd().gelu_mul(gate.data(), up.data(), gate.size(), got.data());
+  ASSERT_EQ(bits(got), bits(want));
+  for (size_t n : kSizes) {
+    for (size_t off : kOffsets) {
+      const std::vector<float> g_n(gate.end() - static_cast<ptrdiff_t>(n), gate.end());  // the edge cases last
+      const std::vector<float> u_n(up.begin(), up.begin() + static_cast<ptrdiff_t>(n));
+      std::vector<float> expected(n);
+      ref().gelu_mul(g_n.data(), u_n.data(), n, expected.data());
+      Shifted g(g_n, off), u(u_n, (off + 1) % 4);
+      simd().gelu_mul(g.data(), u.data(), n, g.data());
+      ASSERT_EQ(bits(g.values(n)), bits(expected)) << "n=" << n;
+      EXPECT_EQ(g.storage.back(), 0.0f) << "wrote past the end, n=" << n;
+    }
+  }
+}
+
 TEST_P(OpsSimdTest, AddIsExact) {
   for (size_t n : kSizes) {
     for (size_t off : kOffsets) {
@@ -316,6 +357,30 @@ std::string variant_name(const ::testing::TestParamInfo<const OpsKernels*>& info
 
 INSTANTIATE_TEST_SUITE_P(Variants, OpsSimdTest, ::testing::ValuesIn(simd_tables()), variant_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(OpsSimdTest);  // a CPU without AVX2 has no SIMD variant
+
+// The reference itself, as ggml's CPU backend computes gelu: the input rounded to half precision, gelu of that
+// rounded to half precision (ggml's table), x itself from 10 on and 0 up to -10.
+TEST(GeluReference, IsTheHalfPrecisionTableOfTheTanhApproximation) {
+  const float up = 1.5f;
+  for (float x : {-9.99f, -3.0f, -0.5f, -1e-3f, 0.0f, 1e-3f, 0.3f, 1.0f, 2.718f, 7.5f, 9.99f}) {
+    const float rounded = f16_to_f32(f32_to_f16(x));
+    const float want = f16_to_f32(f32_to_f16(gelu(rounded))) * up;
+    float got = 0;
+    gelu_mul_reference(&x, &up, 1, &got);
+    EXPECT_EQ(got, want) << x;
+    EXPECT_NEAR(got / up, 0.5f * x * (1.0f + std::erf(x / std::sqrt(2.0f))), 2e-3f * (1.0f + std::fabs(x))) << x;
+  }
+  for (float x : {-10.0f, -25.0f}) {
+    float got = 1;
+    gelu_mul_reference(&x, &up, 1, &got);
+    EXPECT_EQ(got, 0.0f) << x;
+  }
+  for (float x : {10.0f, 25.0f}) {
+    float got = 0;
+    gelu_mul_reference(&x, &up, 1, &got);
+    EXPECT_EQ(got, x * up) << x;
+  }
+}
 
 TEST(OpsRegistryTest, ForcedNamesSelectByPrefix) {
   const auto variants = compiled_ops_variants();

@@ -8,6 +8,7 @@
 
 #include "kernels/cpu_features.h"
 #include "kernels/ops/avx2/ops_avx2.h"
+#include "kernels/ops/gelu.h"
 #include "kernels/ops/ops_kernels.h"
 
 #pragma GCC push_options
@@ -105,6 +106,24 @@ void silu_mul_avx512(const float* gate, const float* up, size_t n, float* out) {
   }
 }
 
+// gelu_mul_avx2's method 16 at a time (the entries narrowed back to halves by vpmovdw).
+void gelu_mul_avx512(const float* gate, const float* up, size_t n, float* out) {
+  const int* table = reinterpret_cast<const int*>(gelu_f16_table());
+  const __m512 low = _mm512_set1_ps(kGeluTableLow);
+  const __m512 high = _mm512_set1_ps(kGeluTableHigh);
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 x = _mm512_loadu_ps(gate + i);
+    const __m512i index = _mm512_cvtepu16_epi32(_mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+    const __m512i entries = _mm512_i32gather_epi32(index, table, 2);
+    __m512 g = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(entries));  // keeps each entry's low half
+    g = _mm512_mask_mov_ps(g, _mm512_cmp_ps_mask(x, high, _CMP_GE_OQ), x);
+    g = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, low, _CMP_GT_OQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), g);
+    _mm512_storeu_ps(out + i, _mm512_mul_ps(g, _mm512_loadu_ps(up + i)));
+  }
+  gelu_mul_reference(gate + i, up + i, n - i, out + i);
+}
+
 void add_avx512(float* x, const float* y, size_t n) {
   for (size_t i = 0; i < n; i += 16) {
     const __mmask16 m = n - i >= 16 ? 0xFFFF : tail_mask(n - i);
@@ -134,6 +153,7 @@ const OpsKernels& avx512_ops_kernels() {
                                 ops_x86::softmax_avx512,
                                 ops_x86::silu_mul_avx512,
                                 ops_x86::add_avx512,
+                                ops_x86::gelu_mul_avx512,
                                 avx2_dequant_row};
   return table;
 }

@@ -1,11 +1,13 @@
-// The gemma3 architecture (Gemma 3): the llama block with
+// The gemma2 and gemma3 architectures (Gemma 2, Gemma 3): the llama block with
 //   x = embedding * sqrt(n_embd)
 //   x += post_attention_norm(W_o · attention(rope(q_norm(W_q · norm(x))), rope(k_norm(W_k · norm(x))), W_v · norm(x)))
 //   x += post_ffw_norm(W_down · (gelu(W_gate · norm(x)) * (W_up · norm(x))))
 // RMSNorm everywhere (the file's gains already include gemma's "1 +"), rope on the halves of each head (NEOX),
-// five sliding-window layers (rope base 10000, keys of the last sliding_window positions) for every global one,
-// queries scaled by 1/sqrt(head_dim), the output projection tied to token_embd, and the logits soft-capped when
-// the file sets final_logit_softcapping.
+// sliding-window layers (keys of the last sliding_window positions), queries scaled as ModelConfig::attention_scale
+// says, the output projection tied to token_embd, and the logits soft-capped when the file sets
+// final_logit_softcapping. What differs is data: gemma3 has the per-head q/k norms (gemma2's are absent, so nothing)
+// and five sliding layers with rope base 10000 for every global one; gemma2 slides every other layer and soft-caps
+// each attention score (ModelConfig::attn_logit_softcap, applied inside the attention kernels).
 #include <cmath>
 
 #include "engine/arch/forward.h"
@@ -13,7 +15,7 @@
 
 namespace infertune {
 
-Status forward_gemma3(const ForwardPass& pass, const ForwardBatch& batch) {
+Status forward_gemma(const ForwardPass& pass, const ForwardBatch& batch) {
   const ModelConfig& c = pass.model.config();
   const ModelWeights& w = pass.model.weights();
   ForwardScratch& s = pass.scratch;
