@@ -370,8 +370,6 @@ bool is_expert_role(TensorRole role) {
   return role == TensorRole::FfnGateExps || role == TensorRole::FfnUpExps || role == TensorRole::FfnDownExps;
 }
 
-bool is_fused_role(TensorRole role) { return role == TensorRole::AttnQkv || role == TensorRole::FfnGateUp; }
-
 std::vector<TensorSpec> expected_tensors(const ModelConfig& config) {
   const auto attention = attention_table(config.arch);
   const auto ffn = ffn_table(config);

@@ -57,7 +57,6 @@ std::string_view tensor_role_name(TensorRole role);  // "attn_q", "token_embd", 
 bool is_norm_role(TensorRole role);                  // RMSNorm gains
 bool is_bias_role(TensorRole role);
 bool is_expert_role(TensorRole role);  // the 3-D stacks of expert matrices
-bool is_fused_role(TensorRole role);   // one stored matrix the engine reads as several (attn_qkv, phi3's ffn_up)
 
 struct TensorSpec {
   std::string name;  // "blk.3.attn_q.weight"
