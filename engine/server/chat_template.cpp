@@ -181,32 +181,31 @@ Result<std::string> render_phi3(std::span<const ChatMessage> messages, bool /*ge
   return out;
 }
 
-// Phi-4's: chatml with <|im_sep|> after the role instead of a newline, and nothing between turns.
-Result<std::string> render_phi4(std::span<const ChatMessage> messages, bool generation) {
+// The families that write every message alike, its role inside the marker: `turn` is the format of one message
+// ({} the role, then {} the content), `reply` what opens the assistant's; system, user and assistant only.
+Result<std::string> render_role_turns(std::span<const ChatMessage> messages, bool generation, ChatFamily family,
+                                      std::string_view turn, std::string_view reply) {
   std::string out;
   for (size_t i = 0; i < messages.size(); ++i) {
     const ChatMessage& m = messages[i];
     if (m.role != "system" && m.role != "user" && m.role != "assistant") {
-      return unsupported_role(m, i, ChatFamily::phi4, "system, user, assistant").error();
+      return unsupported_role(m, i, family, "system, user, assistant").error();
     }
-    out += fmt::format("<|im_start|>{}<|im_sep|>{}<|im_end|>", m.role, m.content);
+    out += fmt::format(fmt::runtime(turn), m.role, m.content);
   }
-  if (generation) out += "<|im_start|>assistant<|im_sep|>";
+  if (generation) out += reply;
   return out;
+}
+
+// Phi-4's: chatml with <|im_sep|> after the role instead of a newline, and nothing between turns.
+Result<std::string> render_phi4(std::span<const ChatMessage> messages, bool generation) {
+  return render_role_turns(messages, generation, ChatFamily::phi4, "<|im_start|>{}<|im_sep|>{}<|im_end|>",
+                           "<|im_start|>assistant<|im_sep|>");
 }
 
 // Phi-4-mini's: phi3's markers with nothing between them and the content, the reply opened at the end only.
 Result<std::string> render_phi4_mini(std::span<const ChatMessage> messages, bool generation) {
-  std::string out;
-  for (size_t i = 0; i < messages.size(); ++i) {
-    const ChatMessage& m = messages[i];
-    if (m.role != "system" && m.role != "user" && m.role != "assistant") {
-      return unsupported_role(m, i, ChatFamily::phi4_mini, "system, user, assistant").error();
-    }
-    out += fmt::format("<|{}|>{}<|end|>", m.role, m.content);
-  }
-  if (generation) out += "<|assistant|>";
-  return out;
+  return render_role_turns(messages, generation, ChatFamily::phi4_mini, "<|{}|>{}<|end|>", "<|assistant|>");
 }
 
 // As llama.cpp writes DeepSeek-V3's: a system message wherever it stands, followed by a blank line.
