@@ -47,7 +47,7 @@ struct ChatRenderOptions {
   // false, with a template that has the switch (Qwen3's), opens the reply with an empty thought
   bool enable_thinking = true;
   std::string reasoning_effort = "medium";  // gpt-oss: low, medium or high, written into its system message
-  std::string date;                         // gpt-oss's "Current date: YYYY-MM-DD"; empty: today (UTC)
+  std::string date{};                       // gpt-oss's "Current date: YYYY-MM-DD"; empty: today (UTC)
 };
 
 class ChatTemplate {
