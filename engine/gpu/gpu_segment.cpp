@@ -352,8 +352,7 @@ Status GpuSegment::layer_forward(const ForwardPass& pass, const ForwardBatch& ba
   if (Status s = linear(l.gate, xn, n, gate); !s) return s;
   if (Status s = linear(l.up, xn, n, act_.up.as<float>()); !s) return s;
   // gemma's feed-forward gates with GELU, the others with SiLU (the CPU's geglu_ffn and swiglu_ffn).
-  const bool gemma = c.arch == ModelArch::Gemma2 || c.arch == ModelArch::Gemma3;
-  const auto gated = gemma ? cuda::gelu_mul : cuda::silu_mul;
+  const auto gated = is_gemma_arch(c.arch) ? cuda::gelu_mul : cuda::silu_mul;
   if (Status s = step(gated(gate, act_.up.as<float>(), tokens * c.n_ff, gate, stream_)); !s) return s;
   if (Status s = linear(l.down, gate, n, proj); !s) return s;
   if (Status s = post_norm(l.ffn_post_norm, proj, tokens, where); !s) return s;

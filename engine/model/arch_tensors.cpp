@@ -207,8 +207,7 @@ std::span<const TensorTemplate> ffn_table(const ModelConfig& c) {
   if (c.arch == ModelArch::Phi3) return kPhi3Ffn;
   if (c.has_shared_expert()) return kSharedExpertFfn;
   if (c.is_moe()) return kExpertFfn;
-  const bool gemma = c.arch == ModelArch::Gemma2 || c.arch == ModelArch::Gemma3;
-  return gemma ? std::span<const TensorTemplate>(kGemma3Ffn) : kDenseFfn;
+  return is_gemma_arch(c.arch) ? std::span<const TensorTemplate>(kGemma3Ffn) : kDenseFfn;
 }
 
 uint64_t dim_value(Dim dim, const ModelConfig& c) {

@@ -400,6 +400,8 @@ bool is_moe_arch(ModelArch arch) {
   return arch == ModelArch::Qwen3Moe || arch == ModelArch::Qwen2Moe || arch == ModelArch::GptOss;
 }
 
+bool is_gemma_arch(ModelArch arch) { return arch == ModelArch::Gemma2 || arch == ModelArch::Gemma3; }
+
 RopeStyle rope_style(ModelArch arch) {
   for (const ArchName& entry : kArchNames) {
     if (entry.arch == arch) return entry.rope;

@@ -27,6 +27,8 @@ RopeStyle rope_style(ModelArch arch);
 // An architecture whose feed-forward is always a mixture of experts (qwen3moe, qwen2moe, gpt-oss); llama may be
 // either (Mixtral's files are llama with an expert count).
 bool is_moe_arch(ModelArch arch);
+// gemma2 and gemma3: the gemma block (a norm after each sub-layer, a GELU-gated feed-forward; engine/arch/gemma.cpp).
+bool is_gemma_arch(ModelArch arch);
 
 // Serialized as its name by nlohmann::json (found by ADL; no json include needed here).
 template <class Json>

@@ -23,7 +23,7 @@ using ::testing::HasSubstr;
 // float rounding: max |d| / std of 1e-5. Gemma's GELU reads a half-precision table, so where a rounding difference
 // crosses one of its steps that activation moves by a step (1e-3 of it), and the logits by up to about 1e-3 of their
 // spread: still far below what a wrong mask, position or cache cell does (1e-1 and more).
-double same_tolerance(ModelArch arch) { return arch == ModelArch::Gemma2 || arch == ModelArch::Gemma3 ? 2e-3 : 1e-5; }
+double same_tolerance(ModelArch arch) { return is_gemma_arch(arch) ? 2e-3 : 1e-5; }
 
 size_t argmax(std::span<const float> row) {
   return static_cast<size_t>(std::max_element(row.begin(), row.end()) - row.begin());

@@ -152,21 +152,26 @@ TEST(GpuOffloadOnGpu, TwoSharesAnswerAsOne) {
   EXPECT_EQ(one, two);
 }
 
+// The logits of `tokens` with half the layers (-ngl 2) and all of them (-ngl 99) on the GPU are the CPU's, in a
+// context of n_ctx cells.
+void expect_offload_gives_the_cpus_logits(const Model& model, const std::vector<int32_t>& tokens, uint32_t n_ctx) {
+  auto cpu = test::logits_all(model, tokens, {.n_ctx = n_ctx});
+  ASSERT_TRUE(cpu.ok()) << cpu.error().message;
+  for (int ngl : {2, 99}) {
+    SCOPED_TRACE(fmt::format("-c {} -ngl {}", n_ctx, ngl));
+    auto gpu = test::logits_all(model, tokens, {.n_ctx = n_ctx, .n_gpu_layers = ngl});
+    ASSERT_TRUE(gpu.ok()) << gpu.error().message;
+    EXPECT_LE(test::logits_diff(*gpu, *cpu).rms_over_std, 1e-3);
+  }
+}
+
 // qwen3's per-head query and key norms run on the GPU (the fixtures are llama and qwen2, which have none): half the
 // layers and all of them give the CPU's logits. Leaving the norms out would move the logits by about their spread.
 TEST(GpuOffloadOnGpu, Qwen3HeadNormsGiveTheCpusLogits) {
   if (!have_gpu()) GTEST_SKIP() << "no CUDA device visible";
   auto model = test::load_tiny(ModelArch::Qwen3);
   ASSERT_TRUE(model.ok()) << model.error().message;
-  const std::vector<int32_t> tokens = {1, 5, 9, 200, 17, 300, 42, 8};
-  auto cpu = test::logits_all(**model, tokens, {.n_ctx = 64});
-  ASSERT_TRUE(cpu.ok()) << cpu.error().message;
-  for (int ngl : {2, 99}) {
-    SCOPED_TRACE(fmt::format("-ngl {}", ngl));
-    auto gpu = test::logits_all(**model, tokens, {.n_ctx = 64, .n_gpu_layers = ngl});
-    ASSERT_TRUE(gpu.ok()) << gpu.error().message;
-    EXPECT_LE(test::logits_diff(*gpu, *cpu).rms_over_std, 1e-3);
-  }
+  expect_offload_gives_the_cpus_logits(**model, {1, 5, 9, 200, 17, 300, 42, 8}, 64);
 }
 
 // phi3 on the GPU: the fused q/k/v and gate/up upload as their parts, the rope tables carry LongRoPE's factors of the
@@ -176,17 +181,8 @@ TEST(GpuOffloadOnGpu, Phi3GivesTheCpusLogits) {
   if (!have_gpu()) GTEST_SKIP() << "no CUDA device visible";
   auto model = test::load_tiny(ModelArch::Phi3);
   ASSERT_TRUE(model.ok()) << model.error().message;
-  const std::vector<int32_t> tokens = {1, 5, 9, 200, 17, 300, 42, 8};
-  for (uint32_t n_ctx : {256u, 512u}) {
-    auto cpu = test::logits_all(**model, tokens, {.n_ctx = n_ctx});
-    ASSERT_TRUE(cpu.ok()) << cpu.error().message;
-    for (int ngl : {2, 99}) {
-      SCOPED_TRACE(fmt::format("-c {} -ngl {}", n_ctx, ngl));
-      auto gpu = test::logits_all(**model, tokens, {.n_ctx = n_ctx, .n_gpu_layers = ngl});
-      ASSERT_TRUE(gpu.ok()) << gpu.error().message;
-      EXPECT_LE(test::logits_diff(*gpu, *cpu).rms_over_std, 1e-3);
-    }
-  }
+  for (uint32_t n_ctx : {256u, 512u})
+    expect_offload_gives_the_cpus_logits(**model, {1, 5, 9, 200, 17, 300, 42, 8}, n_ctx);
 }
 
 // gemma2 on the GPU: the attention kernel's soft cap (the tiny preset's 2, low enough to matter), GELU gating, the
@@ -197,14 +193,7 @@ TEST(GpuOffloadOnGpu, Gemma2GivesTheCpusLogits) {
   ASSERT_TRUE(model.ok()) << model.error().message;
   std::vector<int32_t> tokens;
   for (int32_t i = 0; i < 40; ++i) tokens.push_back(3 + (i * 37) % 500);
-  auto cpu = test::logits_all(**model, tokens, {.n_ctx = 128});
-  ASSERT_TRUE(cpu.ok()) << cpu.error().message;
-  for (int ngl : {2, 99}) {
-    SCOPED_TRACE(fmt::format("-ngl {}", ngl));
-    auto gpu = test::logits_all(**model, tokens, {.n_ctx = 128, .n_gpu_layers = ngl});
-    ASSERT_TRUE(gpu.ok()) << gpu.error().message;
-    EXPECT_LE(test::logits_diff(*gpu, *cpu).rms_over_std, 1e-3);
-  }
+  expect_offload_gives_the_cpus_logits(**model, tokens, 128);
 }
 
 // gemma3 on the GPU: head norms, the norms after each sub-layer, GELU gating, sliding-window layers with their own
